@@ -1,0 +1,69 @@
+//! Reading the CLI's inputs: a file path, or `-` for standard input.
+
+use std::io::Read;
+
+use gbnfc_compiler::gbnf::{self, Grammar};
+
+use crate::Failure;
+
+/// Text read from a file or standard input, with the name to show in messages.
+pub struct Source {
+    /// `<stdin>` or the path as given.
+    pub origin: String,
+    /// The whole text.
+    pub text: String,
+}
+
+/// Reads `path` (`-` is standard input) as UTF-8 text.
+pub fn read(path: &str) -> Result<Source, Failure> {
+    let mut bytes = Vec::new();
+    let origin = if path == "-" {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::new(format!("cannot read standard input: {e}")))?;
+        "<stdin>".to_string()
+    } else {
+        bytes = std::fs::read(path).map_err(|e| {
+            Failure::new(format!("cannot read `{path}`: {e}"))
+                .help("check the path; use `-` to read standard input")
+        })?;
+        path.to_string()
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Failure::new(format!(
+            "`{origin}` is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    Ok(Source { origin, text })
+}
+
+/// Reads and parses a grammar, then runs `check`: warnings go to standard error, and any
+/// error stops here, so nothing downstream sees a grammar llama.cpp would refuse.
+pub fn checked_grammar(path: &str) -> Result<Grammar, Failure> {
+    let source = read(path)?;
+    let grammar = parse(&source)?;
+    let diagnostics = gbnf::check(&grammar);
+    for d in &diagnostics {
+        eprint!("{}", d.render(&source.text, &source.origin));
+    }
+    if !gbnf::is_clean(&diagnostics) {
+        return Err(Failure::reported(format!(
+            "`{}` has errors; fix them (see above) and try again",
+            source.origin
+        )));
+    }
+    Ok(grammar)
+}
+
+/// Parses a grammar source, rendering a parse error with its line and caret.
+pub fn parse(source: &Source) -> Result<Grammar, Failure> {
+    gbnf::parse(&source.text).map_err(|e| {
+        Failure::reported(
+            e.diagnostic
+                .render(&source.text, &source.origin)
+                .trim_end()
+                .to_string(),
+        )
+    })
+}

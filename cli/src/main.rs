@@ -1,0 +1,161 @@
+//! `gbnfc`: JSON Schemas and tool lists to GBNF grammars, and grammar tools.
+//!
+//! The binary is thin: it parses flags with clap, calls the libraries and prints. Exit
+//! codes: 0 success, 1 rejected input (or a failed check), 2 a usage error.
+
+mod grammar_commands;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// An error to show the user: what went wrong and, where known, what to do.
+pub struct Failure {
+    message: String,
+    help: Option<String>,
+    /// The message was already rendered in full (with its own `error:` header).
+    rendered: bool,
+}
+
+impl Failure {
+    /// A plain error message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            help: None,
+            rendered: false,
+        }
+    }
+
+    /// A message that is already fully rendered, e.g. a diagnostic with its source line.
+    pub fn reported(message: impl Into<String>) -> Self {
+        Failure {
+            rendered: true,
+            ..Failure::new(message)
+        }
+    }
+
+    /// Adds advice.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+#[derive(Parser)]
+#[command(
+    name = "gbnfc",
+    version,
+    about = "JSON Schemas and LLM tool lists to GBNF grammars for llama.cpp, and tools to check, test and sample grammars",
+    after_help = "Example:\n  gbnfc check grammars/json.gbnf\n  gbnfc sample grammars/json.gbnf -n 3 --seed 7"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a grammar for everything llama.cpp would refuse or choke on.
+    #[command(
+        after_help = "Exit status: 0 when there is no error (warnings allowed), 1 otherwise.\n\nExample:\n  gbnfc check grammars/json.gbnf\n  cat my.gbnf | gbnfc check -"
+    )]
+    Check {
+        /// The grammar file, or `-` for standard input.
+        file: String,
+    },
+    /// Print a grammar in canonical form (one rule per line, minimal escapes).
+    #[command(after_help = "Example:\n  gbnfc fmt grammars/json.gbnf > json.canonical.gbnf")]
+    Fmt {
+        /// The grammar file, or `-` for standard input.
+        file: String,
+    },
+    /// Does the grammar accept a text? Exit 0 if it does, 1 if not.
+    #[command(
+        after_help = "TEXT is taken exactly as given; without it, all of standard input is the text \
+(a trailing newline included, so prefer `printf` to `echo`).\n\nExample:\n  gbnfc accepts grammars/json.gbnf '{\"a\":[1,2]}'\n  printf '%s\\n' '\"{}\"' '\"{\"' | gbnfc accepts grammars/json.gbnf --jsonl"
+    )]
+    Accepts {
+        /// The grammar file.
+        grammar: String,
+        /// The text to test (default: standard input).
+        text: Option<String>,
+        /// Read one JSON string literal per line from standard input and print `accept` or
+        /// `reject` for each.
+        #[arg(long, conflicts_with = "text")]
+        jsonl: bool,
+    },
+    /// Print random texts the grammar accepts, one per line.
+    #[command(
+        after_help = "The same seed always gives the same texts.\n\nExample:\n  gbnfc sample grammars/json.gbnf -n 5 --seed 42 --max-len 80 --jsonl"
+    )]
+    Sample {
+        /// The grammar file.
+        grammar: String,
+        /// How many texts.
+        #[arg(short = 'n', long = "count", default_value_t = 5)]
+        count: usize,
+        /// Random seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Length (in characters) the texts aim to stay under.
+        #[arg(long, default_value_t = 256)]
+        max_len: u64,
+        /// Print each text as a JSON string literal (texts may contain newlines).
+        #[arg(long)]
+        jsonl: bool,
+    },
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::Check { file } => grammar_commands::check(&file),
+        Command::Fmt { file } => grammar_commands::fmt(&file),
+        Command::Accepts {
+            grammar,
+            text,
+            jsonl,
+        } => grammar_commands::accepts(&grammar, text.as_deref(), jsonl),
+        Command::Sample {
+            grammar,
+            count,
+            seed,
+            max_len,
+            jsonl,
+        } => grammar_commands::sample(&grammar, count, seed, max_len, jsonl),
+    }
+}
+
+/// Stack for the worker thread: generous, so that bounded recursion in parsers and
+/// printers never comes near the limit whatever the input.
+const STACK_SIZE: usize = 256 * 1024 * 1024;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .stack_size(STACK_SIZE)
+        .spawn(move || run(cli));
+    let outcome = match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            Err(Failure::new(
+                "internal error: gbnfc crashed (please report this as a bug)",
+            ))
+        }),
+        Err(e) => Err(Failure::new(format!("cannot start a worker thread: {e}"))),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => {
+            if failure.rendered {
+                eprintln!("{}", failure.message);
+            } else {
+                eprintln!("error: {}", failure.message);
+            }
+            if let Some(help) = failure.help {
+                eprintln!("  = help: {help}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The GBNF abstract syntax tree.
+//!
+//! A [`Grammar`] is an ordered list of [`Rule`]s; each rule's body is an [`Expr`]. The tree
+//! mirrors llama.cpp's surface syntax one to one, so printing a parsed grammar and parsing
+//! it again gives back the same tree (`parse(print(g)) == g`).
+//!
+//! Trees built by hand should keep the *normal form* the parser produces, which the
+//! printer relies on to round-trip:
+//! - an [`Expr::Alt`] has at least two arms and no arm is itself an `Alt`;
+//! - an [`Expr::Seq`] has zero or at least two items, none of which is a `Seq` or an `Alt`;
+//! - a [`Expr::Repeat`] wraps an atom (anything but `Seq` and `Alt`; use [`Expr::Group`]).
+//!
+//! [`Expr::seq`], [`Expr::alt`] and [`Expr::repeat`] build that form from any input.
+
+use std::fmt;
+
+/// A position in GBNF source text: 1-based line and column (in characters).
+///
+/// Positions are metadata: two positions always compare equal, so a tree parsed from
+/// differently formatted text equals the tree parsed from its canonical print.
+#[derive(Debug, Clone, Copy, Default, Eq)]
+pub struct Pos {
+    /// 1-based line number.
+    pub line: u32,
+    /// 1-based column number, counted in Unicode scalar values.
+    pub column: u32,
+}
+
+impl PartialEq for Pos {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// A whole grammar: rules in source order. The start rule is the one named `root`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grammar {
+    /// The rules, in the order they were written.
+    pub rules: Vec<Rule>,
+}
+
+/// One rule, `name ::= body`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// The rule's name (llama.cpp accepts `[a-zA-Z0-9-]+`; `check` reports others).
+    pub name: String,
+    /// The right-hand side.
+    pub body: Expr,
+    /// Where the rule's name starts in the source.
+    pub pos: Pos,
+}
+
+/// One closed range of Unicode scalar values inside a character class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClassRange {
+    /// First character of the range.
+    pub lo: char,
+    /// Last character of the range (inclusive). `lo > hi` is an empty range, which `check` reports.
+    pub hi: char,
+}
+
+/// A token reference: matches one token of the model's vocabulary rather than characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TokenRef {
+    /// `<[123]>`: a token by id.
+    Id(u32),
+    /// `<|im_end|>` or `<think>`: a token by its text, which must be a single token of the
+    /// model's vocabulary. Holds the text between (not including) the angle brackets.
+    Text(String),
+}
+
+/// An expression on the right-hand side of a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// `a | b | c`: at least two arms.
+    Alt(Vec<Expr>),
+    /// `a b c`: zero items (the empty string) or at least two.
+    Seq(Vec<Expr>),
+    /// `"text"`: matches exactly this text (possibly empty).
+    Literal(String),
+    /// `[a-z_]` or `[^"\\]`: one character in (or, negated, not in) the ranges.
+    Class {
+        /// `true` for `[^…]`.
+        negated: bool,
+        /// The ranges; single characters are ranges with `lo == hi`. Never empty.
+        ranges: Vec<ClassRange>,
+    },
+    /// `.`: any single character.
+    Any,
+    /// A reference to another rule by name.
+    Ref {
+        /// The referenced rule's name.
+        name: String,
+        /// Where the reference appears.
+        pos: Pos,
+    },
+    /// `( … )`: a parenthesised expression.
+    Group(Box<Expr>),
+    /// `x*`, `x+`, `x?`, `x{m}`, `x{m,}`, `x{m,n}`.
+    Repeat {
+        /// What is repeated (an atom: not a bare `Seq` or `Alt`).
+        expr: Box<Expr>,
+        /// Least number of repetitions.
+        min: u32,
+        /// Greatest number of repetitions; `None` is unbounded.
+        max: Option<u32>,
+        /// Where the repetition operator appears.
+        pos: Pos,
+    },
+    /// `<[123]>`, `<|name|>`, `!<[123]>`: a token reference, opaque to the character-level
+    /// recognizer and sampler.
+    Token {
+        /// `true` for `!<…>`: any token but this one.
+        negated: bool,
+        /// Which token.
+        token: TokenRef,
+    },
+}
+
+impl Expr {
+    /// A reference to the rule `name`, at no particular position.
+    pub fn rule(name: impl Into<String>) -> Expr {
+        Expr::Ref {
+            name: name.into(),
+            pos: Pos::default(),
+        }
+    }
+
+    /// A literal; the empty literal is the empty sequence (normal form has no `Literal("")`).
+    pub fn literal(text: impl Into<String>) -> Expr {
+        let text = text.into();
+        if text.is_empty() {
+            Expr::empty()
+        } else {
+            Expr::Literal(text)
+        }
+    }
+
+    /// The empty string.
+    pub fn empty() -> Expr {
+        Expr::Seq(Vec::new())
+    }
+
+    /// A sequence in normal form: nested sequences are flattened, alternations grouped,
+    /// and a one-item sequence is that item.
+    pub fn seq(items: impl IntoIterator<Item = Expr>) -> Expr {
+        let mut flat = Vec::new();
+        for item in items {
+            match item {
+                Expr::Seq(inner) => flat.extend(inner),
+                alt @ Expr::Alt(_) => flat.push(Expr::Group(Box::new(alt))),
+                other => flat.push(other),
+            }
+        }
+        if flat.len() == 1 {
+            flat.pop().unwrap_or_else(Expr::empty)
+        } else {
+            Expr::Seq(flat)
+        }
+    }
+
+    /// An alternation in normal form: nested alternations are flattened and a one-arm
+    /// alternation is that arm.
+    pub fn alt(arms: impl IntoIterator<Item = Expr>) -> Expr {
+        let mut flat = Vec::new();
+        for arm in arms {
+            match arm {
+                Expr::Alt(inner) => flat.extend(inner),
+                other => flat.push(other),
+            }
+        }
+        if flat.len() == 1 {
+            flat.pop().unwrap_or_else(Expr::empty)
+        } else {
+            Expr::Alt(flat)
+        }
+    }
+
+    /// `expr{min,max}` in normal form: a sequence or alternation is grouped first.
+    pub fn repeat(expr: Expr, min: u32, max: Option<u32>) -> Expr {
+        let atom = match expr {
+            e @ (Expr::Seq(_) | Expr::Alt(_)) => Expr::Group(Box::new(e)),
+            Expr::Literal(text) if text.is_empty() => Expr::Group(Box::new(Expr::empty())),
+            e => e,
+        };
+        Expr::Repeat {
+            expr: Box::new(atom),
+            min,
+            max,
+            pos: Pos::default(),
+        }
+    }
+
+    /// A character class matching the given characters and ranges.
+    pub fn class(negated: bool, ranges: impl IntoIterator<Item = (char, char)>) -> Expr {
+        Expr::Class {
+            negated,
+            ranges: ranges
+                .into_iter()
+                .map(|(lo, hi)| ClassRange { lo, hi })
+                .collect(),
+        }
+    }
+
+    /// The direct sub-expressions of this expression, in order.
+    pub fn children(&self) -> &[Expr] {
+        match self {
+            Expr::Alt(items) | Expr::Seq(items) => items,
+            Expr::Group(inner) => std::slice::from_ref(inner),
+            Expr::Repeat { expr, .. } => std::slice::from_ref(expr),
+            Expr::Literal(_)
+            | Expr::Class { .. }
+            | Expr::Any
+            | Expr::Ref { .. }
+            | Expr::Token { .. } => &[],
+        }
+    }
+
+    /// Calls `visit` on this expression and every sub-expression, parents first, without
+    /// recursion (so even very deep hand-built trees cannot overflow the stack).
+    pub fn walk<'a>(&'a self, mut visit: impl FnMut(&'a Expr)) {
+        let mut stack = vec![self];
+        while let Some(expr) = stack.pop() {
+            visit(expr);
+            stack.extend(expr.children().iter().rev());
+        }
+    }
+
+    /// How deeply expressions nest inside this one (an atom has depth 1).
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1usize)];
+        while let Some((expr, depth)) = stack.pop() {
+            deepest = deepest.max(depth);
+            stack.extend(expr.children().iter().map(|c| (c, depth + 1)));
+        }
+        deepest
+    }
+}
+
+impl Grammar {
+    /// The rule called `name`, if any (the first one when it is defined twice).
+    pub fn rule(&self, name: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.name == name)
+    }
+
+    /// Appends a rule `name ::= body`.
+    pub fn push(&mut self, name: impl Into<String>, body: Expr) {
+        self.rules.push(Rule {
+            name: name.into(),
+            body,
+            pos: Pos::default(),
+        });
+    }
+}

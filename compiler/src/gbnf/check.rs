@@ -1,0 +1,573 @@
+//! Lints for llama.cpp's limits: everything that would make llama.cpp refuse a grammar,
+//! hang on it, or accept nothing with it.
+//!
+//! The guarantee: a grammar with no error diagnostics is accepted by llama.cpp's grammar
+//! parser (token references by text must name single tokens of the model's vocabulary,
+//! which only the model can tell). Where llama.cpp's own detection is weaker than the
+//! truth (its left-recursion check sees only rules with a literally empty alternative as
+//! nullable), `check` follows the truth, because llama.cpp's sampler would recurse
+//! forever on what slips through.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ast::{Expr, Grammar, Pos};
+use super::flat::{Flat, LowerError, MAX_EXPR_DEPTH, MAX_REPEAT};
+use crate::diagnostic::Diagnostic;
+
+/// Checks a grammar; returns every finding, errors and warnings, in source order.
+///
+/// ```
+/// use gbnfc_compiler::gbnf::{check, parse};
+/// let g = parse("root ::= item+\nitem ::= [a-z]\n").unwrap();
+/// assert!(check(&g).iter().all(|d| !d.is_error()));
+/// let bad = parse("root ::= root \"x\" | \"y\"\n").unwrap();
+/// assert!(check(&bad).iter().any(|d| d.code == "left-recursion"));
+/// ```
+pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in &grammar.rules {
+        if rule.body.depth() > MAX_EXPR_DEPTH {
+            out.push(Diagnostic::error(
+                "too-deep",
+                Some(rule.pos),
+                format!(
+                    "rule `{}` nests expressions more than {MAX_EXPR_DEPTH} deep",
+                    rule.name
+                ),
+            ));
+            return out;
+        }
+    }
+    let defined = definitions(grammar, &mut out);
+    names(grammar, &mut out);
+    references(grammar, &defined, &mut out);
+    repetitions(grammar, &mut out);
+    classes(grammar, &mut out);
+    match Flat::lower(grammar) {
+        Ok(flat) => {
+            let nullable_rules = nullable_rules(grammar, &flat);
+            left_recursion(grammar, &defined, &nullable_rules, &mut out);
+            nullable_repetitions(grammar, &nullable_rules, &mut out);
+            empty_languages(grammar, &flat, &mut out);
+        }
+        Err(LowerError::RepeatTooLarge(_)) => {} // reported by `repetitions`
+        Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
+    }
+    out.sort_by_key(|d| d.pos.map(|p| (p.line, p.column)));
+    out
+}
+
+/// `true` when no diagnostic is an error.
+pub fn is_clean(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().all(|d| !d.is_error())
+}
+
+/// Maps each rule name to the index of its first definition; reports duplicates and a
+/// missing `root`.
+fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> HashMap<&'g str, usize> {
+    let mut defined: HashMap<&str, usize> = HashMap::new();
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        if let Some(&first) = defined.get(rule.name.as_str()) {
+            let first_pos = grammar.rules[first].pos;
+            out.push(
+                Diagnostic::error(
+                    "duplicate-rule",
+                    Some(rule.pos),
+                    format!(
+                        "rule `{}` is defined twice (first at {first_pos})",
+                        rule.name
+                    ),
+                )
+                .with_help("llama.cpp keeps only the last definition; merge them with `|`"),
+            );
+        } else {
+            defined.insert(&rule.name, index);
+        }
+    }
+    if !defined.contains_key("root") {
+        out.push(
+            Diagnostic::error(
+                "missing-root",
+                Some(Pos { line: 1, column: 1 }),
+                "the grammar has no `root` rule, where llama.cpp starts",
+            )
+            .with_help("add `root ::= …` naming the start of the grammar"),
+        );
+    }
+    defined
+}
+
+fn names(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
+    for rule in &grammar.rules {
+        if let Some(bad) = rule
+            .name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            let fixed: String = rule
+                .name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            out.push(
+                Diagnostic::error(
+                    "rule-name",
+                    Some(rule.pos),
+                    format!(
+                        "rule name `{}` contains `{bad}`: llama.cpp accepts only letters, digits and `-`",
+                        rule.name
+                    ),
+                )
+                .with_help(format!("rename it to `{fixed}`")),
+            );
+        }
+    }
+}
+
+/// Reports references to undefined rules, and rules that `root` never reaches.
+fn references(grammar: &Grammar, defined: &HashMap<&str, usize>, out: &mut Vec<Diagnostic>) {
+    for rule in &grammar.rules {
+        rule.body.walk(|e| {
+            if let Expr::Ref { name, pos } = e {
+                if !defined.contains_key(name.as_str()) {
+                    out.push(
+                        Diagnostic::error(
+                            "undefined-rule",
+                            Some(*pos),
+                            format!("rule `{name}` is used but never defined"),
+                        )
+                        .with_help(format!("define `{name} ::= …` or fix the name")),
+                    );
+                }
+            }
+        });
+    }
+    let Some(&root) = defined.get("root") else {
+        return;
+    };
+    let mut reached = vec![false; grammar.rules.len()];
+    reached[root] = true;
+    let mut queue = vec![root];
+    while let Some(index) = queue.pop() {
+        grammar.rules[index].body.walk(|e| {
+            if let Expr::Ref { name, .. } = e {
+                if let Some(&target) = defined.get(name.as_str()) {
+                    if !reached[target] {
+                        reached[target] = true;
+                        queue.push(target);
+                    }
+                }
+            }
+        });
+    }
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        if !reached[index] && defined.get(rule.name.as_str()) == Some(&index) {
+            out.push(
+                Diagnostic::warning(
+                    "unused-rule",
+                    Some(rule.pos),
+                    format!("rule `{}` is never reached from `root`", rule.name),
+                )
+                .with_help("remove it, or reference it"),
+            );
+        }
+    }
+}
+
+/// Repetition bounds, as llama.cpp's parser limits them: each bound at most 2000, the
+/// minimum not above the maximum, and the number of rules a repetition makes llama.cpp
+/// generate (rules inside a repeated group, times the count) at most 2000.
+fn repetitions(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
+    for rule in &grammar.rules {
+        rule.body.walk(|e| {
+            if let Expr::Repeat { min, max, pos, .. } = e {
+                for bound in std::iter::once(*min).chain(*max) {
+                    if bound > MAX_REPEAT {
+                        out.push(
+                            Diagnostic::error(
+                                "repeat-bound",
+                                Some(*pos),
+                                format!("repetition bound {bound} is above llama.cpp's limit of {MAX_REPEAT}"),
+                            )
+                            .with_help("split it, e.g. `x{0,3000}` as `x{0,1500} x{0,1500}`"),
+                        );
+                    }
+                }
+                if max.is_some_and(|max| max < *min) {
+                    out.push(Diagnostic::error(
+                        "repeat-bound",
+                        Some(*pos),
+                        format!(
+                            "repetition minimum {min} is above its maximum {}",
+                            max.unwrap_or(0)
+                        ),
+                    ));
+                }
+            }
+        });
+    }
+    let mut sim = SymbolSimulation::default();
+    for rule in &grammar.rules {
+        sim.see(&rule.name);
+        sim.alternates(&rule.body, out);
+    }
+}
+
+/// Replays llama.cpp's symbol-table growth while it parses, to find repetitions whose
+/// generated-rule product exceeds its limit (`llama-grammar.cpp`, `handle_repetitions`).
+#[derive(Default)]
+struct SymbolSimulation<'g> {
+    seen: HashSet<&'g str>,
+    symbols: u64,
+}
+
+impl<'g> SymbolSimulation<'g> {
+    fn see(&mut self, name: &'g str) {
+        if self.seen.insert(name) {
+            self.symbols += 1;
+        }
+    }
+
+    fn alternates(&mut self, expr: &'g Expr, out: &mut Vec<Diagnostic>) {
+        match expr {
+            Expr::Alt(arms) => arms.iter().for_each(|arm| self.sequence(arm, out)),
+            other => self.sequence(other, out),
+        }
+    }
+
+    fn sequence(&mut self, expr: &'g Expr, out: &mut Vec<Diagnostic>) {
+        match expr {
+            Expr::Seq(items) => {
+                for item in items {
+                    self.item(item, out);
+                }
+            }
+            other => {
+                self.item(other, out);
+            }
+        }
+    }
+
+    /// One primary with its chain of postfix operators; returns llama.cpp's `n_prev_rules`.
+    fn item(&mut self, expr: &'g Expr, out: &mut Vec<Diagnostic>) -> u64 {
+        match expr {
+            Expr::Repeat {
+                expr,
+                min,
+                max,
+                pos,
+            } => {
+                let n_prev = self.item(expr, out);
+                let (min, max) = (u64::from(*min), max.map(u64::from));
+                let total = match max {
+                    Some(max) if max > 0 => max,
+                    _ => min.max(1),
+                };
+                let product = n_prev.saturating_mul(total);
+                if product > u64::from(MAX_REPEAT) {
+                    out.push(
+                        Diagnostic::error(
+                            "repeat-product",
+                            Some(*pos),
+                            format!(
+                                "this repetition makes llama.cpp generate {product} rules (at most {MAX_REPEAT})"
+                            ),
+                        )
+                        .with_help("move the repeated group into a rule of its own, or lower the bound"),
+                    );
+                }
+                self.symbols += max.map_or(1, |max| max.saturating_sub(min));
+                product
+            }
+            Expr::Group(inner) => {
+                let before = self.symbols;
+                self.symbols += 1;
+                self.alternates(inner, out);
+                (self.symbols - before).max(1)
+            }
+            Expr::Ref { name, .. } => {
+                self.see(name);
+                1
+            }
+            Expr::Seq(_) | Expr::Alt(_) => {
+                // Not normal form; treat as a group for the count.
+                let before = self.symbols;
+                self.alternates(expr, out);
+                (self.symbols - before).max(1)
+            }
+            Expr::Literal(_) | Expr::Class { .. } | Expr::Any | Expr::Token { .. } => 1,
+        }
+    }
+}
+
+fn classes(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
+    for rule in &grammar.rules {
+        rule.body.walk(|e| {
+            if let Expr::Class { ranges, .. } = e {
+                for r in ranges.iter().filter(|r| r.lo > r.hi) {
+                    out.push(
+                        Diagnostic::error(
+                            "empty-range",
+                            Some(rule.pos),
+                            format!(
+                                "in rule `{}`: the class range `{}-{}` is empty (its start is after its end)",
+                                rule.name,
+                                r.lo.escape_debug(),
+                                r.hi.escape_debug()
+                            ),
+                        )
+                        .with_help(format!(
+                            "write it as `{}-{}`",
+                            r.hi.escape_debug(),
+                            r.lo.escape_debug()
+                        )),
+                    );
+                }
+            }
+        });
+    }
+}
+
+/// Which rule names derive the empty text.
+fn nullable_rules<'g>(grammar: &'g Grammar, flat: &Flat) -> HashSet<&'g str> {
+    let nullable = flat.nullable();
+    grammar
+        .rules
+        .iter()
+        .filter(|r| {
+            flat.rule_nt
+                .get(&r.name)
+                .is_some_and(|&nt| nullable[nt as usize])
+        })
+        .map(|r| r.name.as_str())
+        .collect()
+}
+
+fn expr_nullable(expr: &Expr, nullable_rules: &HashSet<&str>) -> bool {
+    match expr {
+        Expr::Seq(items) => items.iter().all(|i| expr_nullable(i, nullable_rules)),
+        Expr::Alt(arms) => arms.iter().any(|a| expr_nullable(a, nullable_rules)),
+        Expr::Literal(text) => text.is_empty(),
+        Expr::Class { .. } | Expr::Any | Expr::Token { .. } => false,
+        Expr::Ref { name, .. } => nullable_rules.contains(name.as_str()),
+        Expr::Group(inner) => expr_nullable(inner, nullable_rules),
+        Expr::Repeat { expr, min, max, .. } => {
+            *min == 0 || *max == Some(0) || expr_nullable(expr, nullable_rules)
+        }
+    }
+}
+
+/// The rules that can appear leftmost in `expr` (after a prefix that may be empty).
+fn leftmost_refs<'g>(expr: &'g Expr, nullable_rules: &HashSet<&str>, into: &mut Vec<&'g str>) {
+    match expr {
+        Expr::Seq(items) => {
+            for item in items {
+                leftmost_refs(item, nullable_rules, into);
+                if !expr_nullable(item, nullable_rules) {
+                    break;
+                }
+            }
+        }
+        Expr::Alt(arms) => arms
+            .iter()
+            .for_each(|a| leftmost_refs(a, nullable_rules, into)),
+        Expr::Ref { name, .. } => into.push(name),
+        Expr::Group(inner) => leftmost_refs(inner, nullable_rules, into),
+        Expr::Repeat { expr, max, .. } => {
+            if *max != Some(0) {
+                leftmost_refs(expr, nullable_rules, into);
+            }
+        }
+        Expr::Literal(_) | Expr::Class { .. } | Expr::Any | Expr::Token { .. } => {}
+    }
+}
+
+/// Finds cycles of leftmost references: llama.cpp refuses direct and indirect left
+/// recursion.
+fn left_recursion(
+    grammar: &Grammar,
+    defined: &HashMap<&str, usize>,
+    nullable_rules: &HashSet<&str>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let n = grammar.rules.len();
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        if defined.get(rule.name.as_str()) != Some(&index) {
+            continue;
+        }
+        let mut refs = Vec::new();
+        leftmost_refs(&rule.body, nullable_rules, &mut refs);
+        let mut targets: Vec<usize> = refs
+            .iter()
+            .filter_map(|r| defined.get(r).copied())
+            .collect();
+        targets.sort_unstable();
+        targets.dedup();
+        edges[index] = targets;
+    }
+    for component in strongly_connected(&edges) {
+        let first = component.iter().copied().min().unwrap_or(0);
+        let cyclic = component.len() > 1 || edges[first].contains(&first);
+        if !cyclic {
+            continue;
+        }
+        let members: HashSet<usize> = component.iter().copied().collect();
+        let cycle = cycle_through(first, &edges, &members);
+        let path: Vec<&str> = cycle
+            .iter()
+            .map(|&i| grammar.rules[i].name.as_str())
+            .collect();
+        let rule = &grammar.rules[first];
+        out.push(
+            Diagnostic::error(
+                "left-recursion",
+                Some(rule.pos),
+                format!(
+                    "rule `{}` is left-recursive: {}",
+                    rule.name,
+                    path.join(" → ")
+                ),
+            )
+            .with_help("llama.cpp refuses left recursion; rewrite `a ::= a x | y` as `a ::= y x*`"),
+        );
+    }
+}
+
+/// A shortest cycle from `start` back to itself inside one strongly connected component.
+fn cycle_through(start: usize, edges: &[Vec<usize>], members: &HashSet<usize>) -> Vec<usize> {
+    let mut parent: HashMap<usize, usize> = HashMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        for &next in &edges[node] {
+            if !members.contains(&next) {
+                continue;
+            }
+            if next == start {
+                let mut path = vec![start];
+                let mut at = node;
+                while at != start {
+                    path.push(at);
+                    at = parent[&at];
+                }
+                path.push(start);
+                let last = path.len() - 1;
+                path[1..last].reverse();
+                return path;
+            }
+            if let std::collections::hash_map::Entry::Vacant(slot) = parent.entry(next) {
+                slot.insert(node);
+                queue.push_back(next);
+            }
+        }
+    }
+    vec![start, start]
+}
+
+/// Tarjan's algorithm, iteratively (grammars can have very long reference chains).
+fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = edges.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut components = Vec::new();
+    let mut counter = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0usize)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (node, ref mut next_edge)) = work.last_mut() {
+            if let Some(&next) = edges[node].get(*next_edge) {
+                *next_edge += 1;
+                if index[next] == usize::MAX {
+                    index[next] = counter;
+                    low[next] = counter;
+                    counter += 1;
+                    stack.push(next);
+                    on_stack[next] = true;
+                    work.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[node]);
+                }
+                if low[node] == index[node] {
+                    let mut component = Vec::new();
+                    while let Some(member) = stack.pop() {
+                        on_stack[member] = false;
+                        component.push(member);
+                        if member == node {
+                            break;
+                        }
+                    }
+                    components.push(component);
+                }
+            }
+        }
+    }
+    components
+}
+
+/// `x*`, `x+` and `x{m,}` over an `x` that can match the empty text: llama.cpp expands
+/// them to `r ::= x r |`, which is left recursion it does not always detect.
+fn nullable_repetitions(
+    grammar: &Grammar,
+    nullable_rules: &HashSet<&str>,
+    out: &mut Vec<Diagnostic>,
+) {
+    for rule in &grammar.rules {
+        rule.body.walk(|e| {
+            if let Expr::Repeat {
+                expr,
+                max: None,
+                pos,
+                ..
+            } = e
+            {
+                if expr_nullable(expr, nullable_rules) {
+                    out.push(
+                        Diagnostic::error(
+                            "nullable-repeat",
+                            Some(*pos),
+                            format!("`{expr}` can match the empty text, so repeating it without bound is left recursion"),
+                        )
+                        .with_help("make the repeated part non-empty, e.g. `(x?)*` → `x*`"),
+                    );
+                }
+            }
+        });
+    }
+}
+
+/// Rules that derive no finite text: a sampler that enters them can never finish.
+fn empty_languages(grammar: &Grammar, flat: &Flat, out: &mut Vec<Diagnostic>) {
+    let lengths = flat.shortest_lengths();
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        let Some(&nt) = flat.rule_nt.get(&rule.name) else {
+            continue;
+        };
+        if flat.nonterminals[nt as usize] != super::flat::Origin::Rule(index) {
+            continue;
+        }
+        if lengths[nt as usize].is_none() {
+            out.push(
+                Diagnostic::error(
+                    "empty-language",
+                    Some(rule.pos),
+                    format!("rule `{}` matches nothing: every alternative needs itself, an undefined rule or an impossible class, so generation could never finish", rule.name),
+                )
+                .with_help("give it an alternative that ends, e.g. `list ::= item (\",\" item)*` instead of `list ::= item \",\" list`"),
+            );
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! GBNF, exactly as llama.cpp reads it: the tree ([`ast`]), the parser ([`parse`]), the
+//! printer (`Display` on [`Grammar`]), the lints ([`check`]) and the flat form the
+//! recognizer and sampler work on ([`flat`]).
+
+pub mod ast;
+pub mod charset;
+pub mod check;
+pub mod flat;
+pub mod parse;
+mod print;
+
+pub use ast::{ClassRange, Expr, Grammar, Pos, Rule, TokenRef};
+pub use charset::{CharSet, MAX_CHAR};
+pub use check::{check, is_clean};
+pub use flat::{Flat, LowerError, Origin, Production, Sym, Terminal};
+pub use parse::{parse, ParseError};

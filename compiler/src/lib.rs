@@ -1,0 +1,21 @@
+//! gbnfc's compiler: the GBNF language (parse, print, check), a recognizer and a sampler
+//! for any grammar, and (in later modules) the JSON Schema and tool-list compilers.
+//!
+//! Pure Rust, no llama.cpp and no I/O: callers pass text in and get values back.
+//!
+//! ```
+//! use gbnfc_compiler::{gbnf, recognize::Recognizer, sample::{Sampler, SampleOptions}};
+//! let grammar = gbnf::parse("root ::= \"yes\" | \"no\"\n").unwrap();
+//! assert!(gbnf::is_clean(&gbnf::check(&grammar)));
+//! let recognizer = Recognizer::new(&grammar).unwrap();
+//! for text in Sampler::new(&grammar).unwrap().samples(7, 5, SampleOptions::default()) {
+//!     assert!(recognizer.recognize(&text).accepted);
+//! }
+//! ```
+
+pub mod diagnostic;
+pub mod gbnf;
+pub mod recognize;
+pub mod sample;
+
+pub use diagnostic::{Diagnostic, Severity};
