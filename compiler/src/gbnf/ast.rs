@@ -182,11 +182,13 @@ impl Expr {
         }
     }
 
-    /// `expr{min,max}` in normal form: a sequence or alternation is grouped first.
+    /// `expr{min,max}` in normal form: a sequence, an alternation or a `x{0}` is grouped first.
     pub fn repeat(expr: Expr, min: u32, max: Option<u32>) -> Expr {
         let atom = match expr {
             e @ (Expr::Seq(_) | Expr::Alt(_)) => Expr::Group(Box::new(e)),
             Expr::Literal(text) if text.is_empty() => Expr::Group(Box::new(Expr::empty())),
+            // llama.cpp drops `x{0}` entirely, leaving nothing for a further operator.
+            e @ Expr::Repeat { max: Some(0), .. } => Expr::Group(Box::new(e)),
             e => e,
         };
         Expr::Repeat {

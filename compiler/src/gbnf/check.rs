@@ -48,7 +48,10 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
             let nullable_rules = nullable_rules(grammar, &flat);
             left_recursion(grammar, &defined, &nullable_rules, &mut out);
             nullable_repetitions(grammar, &nullable_rules, &mut out);
-            empty_languages(grammar, &flat, &mut out);
+            if !out.iter().any(|d| d.code == "undefined-rule") {
+                // Otherwise every rule that reaches the undefined one would be reported too.
+                empty_languages(grammar, &flat, &mut out);
+            }
         }
         Err(LowerError::RepeatTooLarge(_)) => {} // reported by `repetitions`
         Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
@@ -180,7 +183,10 @@ fn references(grammar: &Grammar, defined: &HashMap<&str, usize>, out: &mut Vec<D
 fn repetitions(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
     for rule in &grammar.rules {
         rule.body.walk(|e| {
-            if let Expr::Repeat { min, max, pos, .. } = e {
+            if let Expr::Repeat {
+                expr, min, max, pos, ..
+            } = e
+            {
                 for bound in std::iter::once(*min).chain(*max) {
                     if bound > MAX_REPEAT {
                         out.push(
@@ -192,6 +198,21 @@ fn repetitions(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
                             .with_help("split it, e.g. `x{0,3000}` as `x{0,1500} x{0,1500}`"),
                         );
                     }
+                }
+                if let Expr::Repeat {
+                    max: Some(0),
+                    pos: inner_pos,
+                    ..
+                } = expr.as_ref()
+                {
+                    out.push(
+                        Diagnostic::error(
+                            "empty-repeat",
+                            Some(*inner_pos),
+                            "nothing to repeat: the item before this operator is repeated zero times, so llama.cpp sees no item",
+                        )
+                        .with_help("remove the `{0}` repetition, or group it: `(x{0})*`"),
+                    );
                 }
                 if max.is_some_and(|max| max < *min) {
                     out.push(Diagnostic::error(
@@ -264,7 +285,9 @@ impl<'g> SymbolSimulation<'g> {
                     _ => min.max(1),
                 };
                 let product = n_prev.saturating_mul(total);
-                if product > u64::from(MAX_REPEAT) {
+                let bounds_ok = min <= u64::from(MAX_REPEAT)
+                    && max.is_none_or(|max| max <= u64::from(MAX_REPEAT));
+                if bounds_ok && product > u64::from(MAX_REPEAT) {
                     out.push(
                         Diagnostic::error(
                             "repeat-product",

@@ -2,6 +2,8 @@
 //! printer (`Display` on [`Grammar`]), the lints ([`check`]) and the flat form the
 //! recognizer and sampler work on ([`flat`]).
 
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
 pub mod ast;
 pub mod charset;
 pub mod check;
