@@ -1,0 +1,39 @@
+//! Any text through the whole GBNF core: parse never panics; a parsed grammar prints to
+//! text that parses back to the same grammar; `check` never panics; and a grammar that
+//! passes `check` yields samples that its recognizer accepts.
+#![no_main]
+
+use gbnfc_compiler::gbnf::{check, is_clean, parse};
+use gbnfc_compiler::recognize::Recognizer;
+use gbnfc_compiler::sample::{SampleOptions, Sampler};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(grammar) = parse(text) else {
+        return;
+    };
+    let printed = grammar.to_string();
+    match parse(&printed) {
+        Ok(reparsed) => assert_eq!(reparsed, grammar, "round trip changed:\n{printed}"),
+        Err(e) => panic!("printed grammar does not parse: {e}\n{printed}"),
+    }
+    if !is_clean(&check(&grammar)) {
+        return;
+    }
+    let (Ok(recognizer), Ok(sampler)) = (Recognizer::new(&grammar), Sampler::new(&grammar)) else {
+        return;
+    };
+    let options = SampleOptions {
+        max_len: 64,
+        ..SampleOptions::default()
+    };
+    for sample in sampler.samples(data.len() as u64, 3, options) {
+        assert!(
+            recognizer.recognize(&sample).accepted,
+            "sample {sample:?} rejected by\n{printed}"
+        );
+    }
+});
