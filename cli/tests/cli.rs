@@ -40,7 +40,12 @@ fn check_passes_every_shipped_grammar() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "gbnf") {
             let out = gbnfc(&["check", path.to_str().unwrap()], None);
-            assert!(out.status.success(), "{}: {}", path.display(), text(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                text(&out.stderr)
+            );
             count += 1;
         }
     }
@@ -55,7 +60,11 @@ fn check_fails_with_line_and_column() {
         ("left-recursion-indirect.gbnf", "3:1", "a → b → a"),
         ("repeat-3000.gbnf", "2:13", "above llama.cpp's limit"),
         ("underscore.gbnf", "3:1", "`my_rule` contains `_`"),
-        ("unterminated-literal.gbnf", "3:14", "unterminated string literal"),
+        (
+            "unterminated-literal.gbnf",
+            "3:14",
+            "unterminated string literal",
+        ),
         ("missing-root.gbnf", "1:1", "no `root` rule"),
     ];
     for (file, at, words) in cases {
@@ -63,19 +72,36 @@ fn check_fails_with_line_and_column() {
         let out = gbnfc(&["check", &path], None);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
-        assert!(stderr.contains(&format!("{path}:{at}")), "{file}: want {at} in:\n{stderr}");
-        assert!(stderr.contains(words), "{file}: want {words:?} in:\n{stderr}");
-        assert!(stderr.contains('^'), "{file}: want a caret under the column:\n{stderr}");
+        assert!(
+            stderr.contains(&format!("{path}:{at}")),
+            "{file}: want {at} in:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(words),
+            "{file}: want {words:?} in:\n{stderr}"
+        );
+        assert!(
+            stderr.contains('^'),
+            "{file}: want a caret under the column:\n{stderr}"
+        );
     }
 }
 
 #[test]
 fn deep_nesting_is_a_clear_error_not_a_crash() {
-    let grammar = format!("root ::= {}\"x\"{}\n", "(".repeat(10_000), ")".repeat(10_000));
+    let grammar = format!(
+        "root ::= {}\"x\"{}\n",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
     for command in ["check", "fmt"] {
         let out = gbnfc(&[command, "-"], Some(&grammar));
         assert_eq!(out.status.code(), Some(1), "{command}");
-        assert!(text(&out.stderr).contains("nested more than"), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("nested more than"),
+            "{}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -83,7 +109,11 @@ fn deep_nesting_is_a_clear_error_not_a_crash() {
 fn a_five_megabyte_grammar_file_is_checked() {
     let mut grammar = String::from("root ::= r0\n");
     for i in 0..50_000 {
-        let next = if i + 1 < 50_000 { format!(" r{}", i + 1) } else { String::new() };
+        let next = if i + 1 < 50_000 {
+            format!(" r{}", i + 1)
+        } else {
+            String::new()
+        };
         grammar.push_str(&format!("r{i} ::= \"{}\"{next} | [0-9]+\n", "w".repeat(80)));
     }
     assert!(grammar.len() > 5_000_000);
@@ -105,7 +135,10 @@ fn accepts_reports_where_a_text_goes_wrong() {
     let bad = gbnfc(&["accepts", "grammars/json.gbnf", r#"{"a":[1,02]}"#], None);
     assert_eq!(bad.status.code(), Some(1));
     let said = text(&bad.stdout);
-    assert!(said.contains("1:10") && said.contains("unexpected '2'"), "{said}");
+    assert!(
+        said.contains("1:10") && said.contains("unexpected '2'"),
+        "{said}"
+    );
     let from_stdin = gbnfc(&["accepts", "grammars/json.gbnf"], Some("[true,null]"));
     assert_eq!(from_stdin.status.code(), Some(0));
     let trailing_newline = gbnfc(&["accepts", "grammars/json.gbnf"], Some("[true]\n"));
@@ -121,7 +154,10 @@ fn accepts_jsonl_answers_each_line() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "accept\nreject\naccept\n");
-    let bad = gbnfc(&["accepts", "grammars/json.gbnf", "--jsonl"], Some("not json\n\"1\"\n"));
+    let bad = gbnfc(
+        &["accepts", "grammars/json.gbnf", "--jsonl"],
+        Some("not json\n\"1\"\n"),
+    );
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(text(&bad.stdout), "invalid\naccept\n");
     assert!(text(&bad.stderr).contains("line 1"));
@@ -129,22 +165,51 @@ fn accepts_jsonl_answers_each_line() {
 
 #[test]
 fn sample_is_deterministic_and_accepted() {
-    let args = ["sample", "grammars/json.gbnf", "-n", "50", "--seed", "11", "--jsonl"];
+    let args = [
+        "sample",
+        "grammars/json.gbnf",
+        "-n",
+        "50",
+        "--seed",
+        "11",
+        "--jsonl",
+    ];
     let first = gbnfc(&args, None);
     assert!(first.status.success(), "{}", text(&first.stderr));
     assert_eq!(text(&first.stdout), text(&gbnfc(&args, None).stdout));
     assert_eq!(text(&first.stdout).lines().count(), 50);
-    let verdicts = gbnfc(&["accepts", "grammars/json.gbnf", "--jsonl"], Some(&text(&first.stdout)));
+    let verdicts = gbnfc(
+        &["accepts", "grammars/json.gbnf", "--jsonl"],
+        Some(&text(&first.stdout)),
+    );
     assert_eq!(text(&verdicts.stdout), "accept\n".repeat(50));
-    let other_seed = gbnfc(&["sample", "grammars/json.gbnf", "-n", "50", "--seed", "12", "--jsonl"], None);
+    let other_seed = gbnfc(
+        &[
+            "sample",
+            "grammars/json.gbnf",
+            "-n",
+            "50",
+            "--seed",
+            "12",
+            "--jsonl",
+        ],
+        None,
+    );
     assert_ne!(text(&first.stdout), text(&other_seed.stdout));
 }
 
 #[test]
 fn grammar_commands_refuse_grammars_that_fail_check() {
     for args in [
-        vec!["sample", "compiler/tests/data/invalid/left-recursion-direct.gbnf"],
-        vec!["accepts", "compiler/tests/data/invalid/left-recursion-direct.gbnf", "1"],
+        vec![
+            "sample",
+            "compiler/tests/data/invalid/left-recursion-direct.gbnf",
+        ],
+        vec![
+            "accepts",
+            "compiler/tests/data/invalid/left-recursion-direct.gbnf",
+            "1",
+        ],
     ] {
         let out = gbnfc(&args, None);
         assert_eq!(out.status.code(), Some(1));
@@ -154,7 +219,10 @@ fn grammar_commands_refuse_grammars_that_fail_check() {
 
 #[test]
 fn fmt_prints_canonical_text() {
-    let out = gbnfc(&["fmt", "-"], Some("root ::=   ( \"a\"\n | b )  # c\nb ::= [x-z]{2,}\n"));
+    let out = gbnfc(
+        &["fmt", "-"],
+        Some("root ::=   ( \"a\"\n | b )  # c\nb ::= [x-z]{2,}\n"),
+    );
     assert!(out.status.success());
     assert_eq!(text(&out.stdout), "root ::= (\"a\" | b)\nb ::= [x-z]{2,}\n");
 }
