@@ -233,8 +233,15 @@ fn bad_usage_and_missing_files_are_clear() {
     let missing = gbnfc(&["check", "no/such/file.gbnf"], None);
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("cannot read `no/such/file.gbnf`"));
-    let binary = gbnfc(&["check", "-"], Some("root ::= \"\u{0}\"\n"));
-    assert!(binary.status.success(), "{}", text(&binary.stderr));
+    let nul = gbnfc(&["check", "-"], Some("root ::= \"a\u{0}\"\n"));
+    assert_eq!(nul.status.code(), Some(1));
+    assert!(
+        text(&nul.stderr).contains("<stdin>:1:12"),
+        "{}",
+        text(&nul.stderr)
+    );
+    let escaped = gbnfc(&["check", "-"], Some("root ::= \"a\\x00\"\n"));
+    assert!(escaped.status.success(), "{}", text(&escaped.stderr));
 }
 
 #[test]

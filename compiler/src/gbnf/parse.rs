@@ -104,7 +104,10 @@ fn prescan(source: &str, lines: &LineIndex<'_>) -> Result<(), ParseError> {
     while let Some((at, c)) = chars.next() {
         match c {
             '#' => {
-                for (_, c) in chars.by_ref() {
+                for (inner_at, c) in chars.by_ref() {
+                    if c == '\0' {
+                        return Err(nul_error(lines.pos(inner_at)));
+                    }
                     if c == '\n' {
                         break;
                     }
@@ -113,9 +116,14 @@ fn prescan(source: &str, lines: &LineIndex<'_>) -> Result<(), ParseError> {
             '"' | '[' => {
                 let close = if c == '"' { '"' } else { ']' };
                 let mut closed = false;
-                while let Some((_, c)) = chars.next() {
+                while let Some((inner_at, c)) = chars.next() {
+                    if c == '\0' {
+                        return Err(nul_error(lines.pos(inner_at)));
+                    }
                     if c == '\\' {
-                        chars.next();
+                        if let Some((escaped_at, '\0')) = chars.next() {
+                            return Err(nul_error(lines.pos(escaped_at)));
+                        }
                     } else if c == close {
                         closed = true;
                         break;
@@ -151,10 +159,22 @@ fn prescan(source: &str, lines: &LineIndex<'_>) -> Result<(), ParseError> {
                 }
             }
             ')' => depth = depth.saturating_sub(1),
+            '\0' => return Err(nul_error(lines.pos(at))),
             _ => {}
         }
     }
     Ok(())
+}
+
+fn nul_error(pos: Pos) -> ParseError {
+    ParseError {
+        diagnostic: Diagnostic::error(
+            "nul",
+            Some(pos),
+            "a raw NUL character: llama.cpp reads a grammar as a C string, which ends at NUL",
+        )
+        .with_help("write it as the escape \\x00"),
+    }
 }
 
 /// Turns pest's "expected …" error into a diagnostic with friendly names.
