@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use gbnfc_compiler::gbnf::{check, is_clean, parse};
+use gbnfc_compiler::gbnf::{check, is_clean, parse, Expr};
 use gbnfc_compiler::Diagnostic;
 
 fn files(kind: &str) -> Vec<(PathBuf, String)> {
@@ -139,4 +139,26 @@ fn a_five_megabyte_literal_is_parsed() {
     let text = format!("root ::= \"{}\"\n", "z".repeat(5_000_000));
     let grammar = parse(&text).unwrap();
     assert!(is_clean(&check(&grammar)));
+}
+
+#[test]
+fn a_long_single_line_parses_in_linear_time() {
+    // 100,000 optionals on one line (about 500 KB): columns must not be recounted from
+    // the start of the line for every node.
+    let text = format!("root ::= {}\n", "\"a\"? ".repeat(100_000));
+    let started = std::time::Instant::now();
+    let grammar = parse(&text).unwrap();
+    assert_eq!(grammar.rules.len(), 1);
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "took {:?}",
+        started.elapsed()
+    );
+    let Expr::Seq(items) = &grammar.rules[0].body else {
+        panic!("expected a sequence")
+    };
+    let Expr::Repeat { pos, .. } = &items[99_999] else {
+        panic!("expected a repetition")
+    };
+    assert_eq!((pos.line, pos.column), (1, 10 + 99_999 * 5 + 3));
 }

@@ -70,26 +70,41 @@ pub fn parse(source: &str) -> Result<Grammar, ParseError> {
     Ok(grammar)
 }
 
-/// Maps byte offsets to line:column positions in O(log lines).
+/// Maps byte offsets to line:column positions. Lookups in increasing order (the parser's)
+/// cost amortised O(1) beyond the line search: the last position is remembered, and
+/// columns are counted on from it instead of from the start of the line.
 struct LineIndex<'s> {
     source: &'s str,
     starts: Vec<usize>,
+    /// The last lookup: byte offset, line, column.
+    last: std::cell::Cell<(usize, usize, usize)>,
 }
 
 impl<'s> LineIndex<'s> {
     fn new(source: &'s str) -> Self {
         let mut starts = vec![0];
         starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { source, starts }
+        LineIndex {
+            source,
+            starts,
+            last: std::cell::Cell::new((0, 1, 1)),
+        }
     }
 
     fn pos(&self, offset: usize) -> Pos {
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1];
-        let column = self
-            .source
-            .get(start..offset)
-            .map_or(1, |s| s.chars().count() + 1);
+        let (last_offset, last_line, last_column) = self.last.get();
+        let (from, base) = if last_line == line && last_offset <= offset {
+            (last_offset, last_column)
+        } else {
+            (self.starts[line - 1], 1)
+        };
+        let column = base
+            + self
+                .source
+                .get(from..offset)
+                .map_or(0, |s| s.chars().count());
+        self.last.set((offset, line, column));
         Pos {
             line: u32::try_from(line).unwrap_or(u32::MAX),
             column: u32::try_from(column).unwrap_or(u32::MAX),
