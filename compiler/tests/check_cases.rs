@@ -162,3 +162,18 @@ fn a_long_single_line_parses_in_linear_time() {
     };
     assert_eq!((pos.line, pos.column), (1, 10 + 99_999 * 5 + 3));
 }
+
+/// Found by fuzzing: quotes and brackets inside token text opened a literal or class in
+/// the parser's lexical pre-scan.
+#[test]
+fn token_text_may_hold_quotes_and_brackets() {
+    for text in [
+        "y ::= <\"> [\"\"]\n",
+        "y ::= <[> \"x\"\n",
+        "r ::= <\">#\"\n",
+    ] {
+        let grammar = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let printed = grammar.to_string();
+        assert_eq!(parse(&printed).unwrap(), grammar, "{printed}");
+    }
+}

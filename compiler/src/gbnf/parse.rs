@@ -160,6 +160,14 @@ fn prescan(source: &str, lines: &LineIndex<'_>) -> Result<(), ParseError> {
                     });
                 }
             }
+            '<' => {
+                // Token text (`<|im_end|>`) is opaque: quotes or brackets in it open nothing.
+                for (_, c) in chars.by_ref() {
+                    if c == '>' || c == '\n' {
+                        break;
+                    }
+                }
+            }
             '(' => {
                 depth += 1;
                 if depth > MAX_NESTING {
