@@ -3,34 +3,27 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
-use gbnfc_compiler::gbnf;
 use gbnfc_compiler::recognize::{Recognition, Recognizer};
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 
-use crate::input::{checked_grammar, parse, read};
+use crate::input::{checked_grammar, parse, parse_and_check, read};
 use crate::Failure;
 
 /// `gbnfc check FILE`: prints diagnostics; fails on any error.
 pub fn check(path: &str) -> Result<ExitCode, Failure> {
-    let source = read(path)?;
-    let grammar = parse(&source)?;
-    let diagnostics = gbnf::check(&grammar);
-    for d in &diagnostics {
-        eprint!("{}", d.render(&source.text, &source.origin));
-    }
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
-    if errors > 0 {
+    let checked = parse_and_check(path)?;
+    let origin = &checked.source.origin;
+    if checked.errors > 0 {
         eprintln!(
-            "{}: {errors} error(s), {warnings} warning(s)",
-            source.origin
+            "{origin}: {} error(s), {} warning(s)",
+            checked.errors, checked.warnings
         );
         return Ok(ExitCode::from(1));
     }
     println!(
-        "{}: ok ({} rules, {warnings} warning(s))",
-        source.origin,
-        grammar.rules.len()
+        "{origin}: ok ({} rules, {} warning(s))",
+        checked.grammar.rules.len(),
+        checked.warnings
     );
     Ok(ExitCode::SUCCESS)
 }

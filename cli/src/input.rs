@@ -38,22 +38,46 @@ pub fn read(path: &str) -> Result<Source, Failure> {
     Ok(Source { origin, text })
 }
 
-/// Reads and parses a grammar, then runs `check`: warnings go to standard error, and any
-/// error stops here, so nothing downstream sees a grammar llama.cpp would refuse.
-pub fn checked_grammar(path: &str) -> Result<Grammar, Failure> {
+/// A parsed grammar whose `check` findings have been shown on standard error.
+pub struct Checked {
+    /// Where the grammar came from.
+    pub source: Source,
+    /// The grammar.
+    pub grammar: Grammar,
+    /// How many findings are errors.
+    pub errors: usize,
+    /// How many are warnings.
+    pub warnings: usize,
+}
+
+/// Reads, parses and checks a grammar, rendering every finding on standard error.
+pub fn parse_and_check(path: &str) -> Result<Checked, Failure> {
     let source = read(path)?;
     let grammar = parse(&source)?;
     let diagnostics = gbnf::check(&grammar);
     for d in &diagnostics {
         eprint!("{}", d.render(&source.text, &source.origin));
     }
-    if !gbnf::is_clean(&diagnostics) {
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    Ok(Checked {
+        warnings: diagnostics.len() - errors,
+        errors,
+        source,
+        grammar,
+    })
+}
+
+/// Reads, parses and checks a grammar; any error stops here, so nothing downstream sees
+/// a grammar llama.cpp would refuse.
+pub fn checked_grammar(path: &str) -> Result<Grammar, Failure> {
+    let checked = parse_and_check(path)?;
+    if checked.errors > 0 {
         return Err(Failure::reported(format!(
             "`{}` has errors; fix them (see above) and try again",
-            source.origin
+            checked.source.origin
         )));
     }
-    Ok(grammar)
+    Ok(checked.grammar)
 }
 
 /// Parses a grammar source, rendering a parse error with its line and caret.
