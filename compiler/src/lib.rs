@@ -15,7 +15,10 @@
 
 pub mod diagnostic;
 pub mod gbnf;
+pub mod json_text;
+pub mod pattern;
 pub mod recognize;
 pub mod sample;
+pub mod schema;
 
 pub use diagnostic::{Diagnostic, Severity};

@@ -1,0 +1,234 @@
+//! How characters are spelled inside JSON strings, as GBNF expressions.
+//!
+//! The canonical spelling is serde_json's: `"` and `\` escaped with a backslash, the
+//! control characters U+0008, U+0009, U+000A, U+000C and U+000D as `\b \t \n \f \r`, the
+//! other controls below U+0020 as `\u00XX` with lowercase hex digits, everything else
+//! (U+007F and all non-ASCII included) written as itself. Grammars that constrain a
+//! string's characters accept exactly the canonical spellings of the allowed characters,
+//! which keeps them sound (a text can only decode to allowed characters) and complete for
+//! canonical text.
+
+use crate::gbnf::{ClassRange, Expr};
+
+/// Characters written as themselves: everything but `"`, `\` and U+0000–U+001F.
+const PLAIN: [(u32, u32); 3] = [(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)];
+
+/// The canonical JSON-string spelling of `c`, without quotes.
+///
+/// ```
+/// use gbnfc_compiler::json_text::encode_char;
+/// assert_eq!(encode_char('"'), "\\\"");
+/// assert_eq!(encode_char('\u{1}'), "\\u0001");
+/// assert_eq!(encode_char('é'), "é");
+/// ```
+pub fn encode_char(c: char) -> String {
+    match c {
+        '"' => "\\\"".to_string(),
+        '\\' => "\\\\".to_string(),
+        '\u{8}' => "\\b".to_string(),
+        '\t' => "\\t".to_string(),
+        '\n' => "\\n".to_string(),
+        '\u{c}' => "\\f".to_string(),
+        '\r' => "\\r".to_string(),
+        c if u32::from(c) < 0x20 => format!("\\u{:04x}", u32::from(c)),
+        c => c.to_string(),
+    }
+}
+
+/// The canonical JSON-string spelling of a whole string, without quotes.
+pub fn encode_str(s: &str) -> String {
+    s.chars().map(encode_char).collect()
+}
+
+/// An expression matching the canonical spelling of exactly the characters in `ranges`
+/// (inclusive ranges of scalar values, in any order, possibly overlapping). Returns `None`
+/// for an empty set.
+pub fn chars_expr(ranges: &[(u32, u32)]) -> Option<Expr> {
+    let ranges = normalize(ranges);
+    let mut arms = Vec::new();
+    let plain: Vec<ClassRange> = intersect(&ranges, &PLAIN)
+        .into_iter()
+        .filter_map(|(lo, hi)| {
+            Some(ClassRange {
+                lo: char::from_u32(lo)?,
+                hi: char::from_u32(hi)?,
+            })
+        })
+        .collect();
+    if !plain.is_empty() {
+        arms.push(Expr::Class {
+            negated: false,
+            ranges: plain,
+        });
+    }
+    let all_controls = intersect(&ranges, &[(0, 0x1F)]) == [(0, 0x1F)];
+    if all_controls {
+        arms.push(any_control());
+    } else {
+        for (lo, hi) in intersect(&ranges, &[(0, 0x1F)]) {
+            arms.extend(
+                (lo..=hi)
+                    .filter_map(char::from_u32)
+                    .map(|c| Expr::literal(encode_char(c))),
+            );
+        }
+    }
+    for special in ['"', '\\'] {
+        if contains(&ranges, u32::from(special)) {
+            arms.push(Expr::literal(encode_char(special)));
+        }
+    }
+    if arms.is_empty() {
+        None
+    } else {
+        Some(Expr::alt(arms))
+    }
+}
+
+/// The canonical spelling of any one character.
+pub fn any_canonical_char() -> Expr {
+    chars_expr(&[(0, 0x10FFFF)]).unwrap_or_else(Expr::empty)
+}
+
+/// Any one character of a JSON string in any valid spelling: raw, a short escape, or any
+/// `\uXXXX` (surrogate pairs included). For strings whose characters are unconstrained.
+pub fn any_string_char() -> Expr {
+    let hex = Expr::class(false, [('0', '9'), ('a', 'f'), ('A', 'F')]);
+    Expr::alt([
+        Expr::class(true, [('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')]),
+        Expr::seq([
+            Expr::literal("\\"),
+            Expr::Group(Box::new(Expr::alt([
+                Expr::class(
+                    false,
+                    [
+                        ('"', '"'),
+                        ('\\', '\\'),
+                        ('/', '/'),
+                        ('b', 'b'),
+                        ('f', 'f'),
+                        ('n', 'n'),
+                        ('r', 'r'),
+                        ('t', 't'),
+                    ],
+                ),
+                Expr::seq([Expr::literal("u"), Expr::repeat(hex, 4, Some(4))]),
+            ]))),
+        ]),
+    ])
+}
+
+/// The canonical spellings of the 32 control characters.
+fn any_control() -> Expr {
+    Expr::alt([
+        Expr::seq([
+            Expr::literal("\\"),
+            Expr::class(
+                false,
+                [('b', 'b'), ('f', 'f'), ('n', 'n'), ('r', 'r'), ('t', 't')],
+            ),
+        ]),
+        Expr::seq([
+            Expr::literal("\\u00"),
+            Expr::Group(Box::new(Expr::alt([
+                Expr::seq([
+                    Expr::literal("0"),
+                    Expr::class(false, [('0', '7'), ('b', 'b'), ('e', 'f')]),
+                ]),
+                Expr::seq([
+                    Expr::literal("1"),
+                    Expr::class(false, [('0', '9'), ('a', 'f')]),
+                ]),
+            ]))),
+        ]),
+    ])
+}
+
+fn normalize(ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut sorted: Vec<(u32, u32)> = ranges.iter().copied().filter(|(lo, hi)| lo <= hi).collect();
+    sorted.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (lo, hi) in sorted {
+        match merged.last_mut() {
+            Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    merged
+}
+
+fn intersect(a: &[(u32, u32)], b: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for &(alo, ahi) in a {
+        for &(blo, bhi) in b {
+            let (lo, hi) = (alo.max(blo), ahi.min(bhi));
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+        }
+    }
+    normalize(&out)
+}
+
+fn contains(ranges: &[(u32, u32)], v: u32) -> bool {
+    ranges.iter().any(|&(lo, hi)| lo <= v && v <= hi)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::gbnf::Grammar;
+    use crate::recognize::Recognizer;
+
+    fn recognizer(body: Expr) -> Recognizer {
+        let mut g = Grammar::default();
+        g.push("root", body);
+        assert!(crate::gbnf::is_clean(&crate::gbnf::check(&g)), "{g}");
+        Recognizer::new(&g).unwrap()
+    }
+
+    #[test]
+    fn encoding_matches_serde_json() {
+        for v in (0..0x300u32).chain([0x7F, 0x2028, 0xFFFF, 0x1F600]) {
+            let c = char::from_u32(v).unwrap();
+            let serde = serde_json::to_string(&c.to_string()).unwrap();
+            assert_eq!(format!("\"{}\"", encode_char(c)), serde, "U+{v:04X}");
+        }
+    }
+
+    #[test]
+    fn class_expressions_accept_exactly_the_canonical_spellings() {
+        let sets: [&[(u32, u32)]; 4] = [
+            &[(0, 0x10FFFF)],
+            &[(0x41, 0x5A)],
+            &[(0, 0x7F)],
+            &[(0x5, 0x9), (0x22, 0x22)],
+        ];
+        for set in sets {
+            let r = recognizer(chars_expr(set).unwrap());
+            for v in 0..0x200u32 {
+                let c = char::from_u32(v).unwrap();
+                let inside = contains(set, v);
+                assert_eq!(
+                    r.recognize(&encode_char(c)).accepted,
+                    inside,
+                    "U+{v:04X} in {set:?}"
+                );
+            }
+            assert!(!r.recognize("\\u0041").accepted);
+        }
+        assert!(chars_expr(&[]).is_none());
+    }
+
+    #[test]
+    fn any_string_char_takes_every_spelling() {
+        let r = recognizer(any_string_char());
+        for text in ["a", "\\\"", "\\/", "\\u00E9", "\\n", "é"] {
+            assert!(r.recognize(text).accepted, "{text}");
+        }
+        for text in ["\"", "\\", "\n", "\\x"] {
+            assert!(!r.recognize(text).accepted, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! String formats (`date`, `email`, `uuid`, …) as GBNF expressions over JSON string contents.

@@ -1,0 +1,1 @@
+//! Number and integer ranges as GBNF expressions over JSON number text.
