@@ -3,12 +3,15 @@
 //! The binary is thin: it parses flags with clap, calls the libraries and prints. Exit
 //! codes: 0 success, 1 rejected input (or a failed check), 2 a usage error.
 
+mod conformance_command;
 mod grammar_commands;
 mod input;
+mod schema_commands;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use gbnfc_compiler::schema::Whitespace;
 
 /// An error to show the user: what went wrong and, where known, what to do.
 pub struct Failure {
@@ -86,6 +89,70 @@ enum Command {
         #[arg(long, conflicts_with = "text")]
         jsonl: bool,
     },
+    /// Compile a JSON Schema (or an OpenAI response_format) to a GBNF grammar.
+    #[command(
+        after_help = "Keywords the grammar cannot enforce exactly are reported on standard error as \"enforced by validation only\" (errors with --strict).\n\nExample:\n  gbnfc compile ../shared/examples/weather-card.schema.json -o weather.gbnf\n  echo '{\"type\":\"integer\",\"minimum\":1}' | gbnfc compile - --explain"
+    )]
+    Compile {
+        /// The schema file, or `-` for standard input.
+        schema: String,
+        /// Write the grammar here instead of standard output.
+        #[arg(short = 'o', long)]
+        output: Option<std::path::PathBuf>,
+        /// Fail on keywords that can only be enforced by validation.
+        #[arg(long)]
+        strict: bool,
+        /// Treat an absent `additionalProperties` as `false`.
+        #[arg(long)]
+        closed: bool,
+        /// Whitespace between JSON tokens.
+        #[arg(long, value_enum, default_value_t = WhitespaceArg::Compact)]
+        whitespace: WhitespaceArg,
+        /// Resolve remote `$ref`s (`http://host/path`) from DIR/path.
+        #[arg(long, value_name = "DIR")]
+        ref_dir: Option<std::path::PathBuf>,
+        /// List every keyword with its status: enforced, validation-only, restricted, annotation, unknown.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Print the canonical text of a JSON value under a schema (what compiled grammars produce).
+    #[command(after_help = "Example:\n  gbnfc canon schema.json '{\"b\":1.0,\"a\":\"x\"}'")]
+    Canon {
+        /// The schema file.
+        schema: String,
+        /// The value (default: standard input).
+        value: Option<String>,
+        /// Resolve remote `$ref`s from DIR.
+        #[arg(long, value_name = "DIR")]
+        ref_dir: Option<std::path::PathBuf>,
+    },
+    /// Check compiled grammars against test corpora: every valid instance accepted, every invalid one rejected.
+    #[command(
+        after_help = "Example:\n  gbnfc conformance ../shared/corpora/json-schema-test-suite/draft2020-12 \\\n    --remotes ../shared/corpora/json-schema-test-suite/remotes --anchors ../shared/corpora/anchors"
+    )]
+    Conformance {
+        /// Test-suite draft folders or MaskBench split folders.
+        #[arg(required = true)]
+        dirs: Vec<std::path::PathBuf>,
+        /// Where the test suite's remote references live.
+        #[arg(long, value_name = "DIR")]
+        remotes: Option<std::path::PathBuf>,
+        /// Write per-schema results (in the anchors' JSON form).
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+        /// Write the Markdown report.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<std::path::PathBuf>,
+        /// llguidance's recorded results, to compare with.
+        #[arg(long, value_name = "DIR")]
+        anchors: Option<std::path::PathBuf>,
+        /// Exit 1 if a split passes fewer than this baseline file records.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<std::path::PathBuf>,
+        /// Write the pass counts as a new baseline file.
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<std::path::PathBuf>,
+    },
     /// Print random texts the grammar accepts, one per line.
     #[command(
         after_help = "The same seed always gives the same texts.\n\nExample:\n  gbnfc sample grammars/json.gbnf -n 5 --seed 42 --max-len 80 --jsonl"
@@ -108,8 +175,59 @@ enum Command {
     },
 }
 
+/// `--whitespace` values.
+#[derive(Clone, Copy, ValueEnum)]
+enum WhitespaceArg {
+    /// No whitespace: compact JSON.
+    Compact,
+    /// Bounded whitespace between tokens.
+    Flexible,
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
+        Command::Compile {
+            schema,
+            output,
+            strict,
+            closed,
+            whitespace,
+            ref_dir,
+            explain,
+        } => {
+            let flags = schema_commands::SchemaFlags {
+                strict,
+                closed,
+                whitespace: match whitespace {
+                    WhitespaceArg::Compact => Whitespace::Compact,
+                    WhitespaceArg::Flexible => Whitespace::Flexible,
+                },
+                ref_dir,
+            };
+            schema_commands::compile(&schema, output.as_deref(), &flags, explain)
+        }
+        Command::Canon {
+            schema,
+            value,
+            ref_dir,
+        } => schema_commands::canon_command(&schema, value.as_deref(), ref_dir),
+        Command::Conformance {
+            dirs,
+            remotes,
+            out,
+            markdown,
+            anchors,
+            baseline,
+            write_baseline,
+        } => conformance_command::run(&conformance_command::ConformanceArgs {
+            dirs,
+            remotes,
+            out,
+            markdown,
+            anchors,
+            baseline,
+            write_baseline,
+        }),
         Command::Check { file } => grammar_commands::check(&file),
         Command::Fmt { file } => grammar_commands::fmt(&file),
         Command::Accepts {

@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+pub mod conformance;
 pub mod diagnostic;
 pub mod gbnf;
 pub mod json_text;

@@ -1,7 +1,239 @@
 //! JSON Schema → GBNF.
 //!
-//! Building blocks live in their own modules: number ranges ([`numeric`]) and string
-//! formats ([`formats`]).
+//! [`compile`] takes a schema (2020-12 semantics; draft-04/06/07 and 2019-09 spellings
+//! too), a boolean schema, or an OpenAI `response_format`, and returns a [`Grammar`] whose
+//! `root` accepts the canonical text ([`canon`]) of every value the schema accepts, and
+//! nothing the schema rejects — for every keyword it reports as enforced. Keywords it
+//! cannot enforce exactly come back as [`SchemaDiagnostic`]s with their JSON pointer
+//! ("enforced by validation only"), never dropped in silence.
+//!
+//! The stages, each in its own module:
+//! - [`document`]: unwrap `response_format`, index `$id`/`$anchor`, resolve `$ref`;
+//! - [`merge`]: fold `allOf` (and `$ref` siblings) into one schema by intersecting keywords;
+//! - [`emit`]: lower each schema to GBNF rules, with [`objects`], [`arrays`], [`scalars`],
+//!   [`numeric`] ranges, string [`formats`] and `pattern`s ([`crate::pattern`]).
 
+pub mod arrays;
+pub mod canon;
+pub mod document;
+pub mod emit;
 pub mod formats;
+pub mod keywords;
+pub mod merge;
 pub mod numeric;
+pub mod objects;
+pub mod scalars;
+
+use std::fmt;
+
+use serde_json::Value;
+use thiserror::Error;
+
+use crate::gbnf::Grammar;
+
+/// How much whitespace the grammar allows between JSON tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Whitespace {
+    /// None: compact JSON, the canonical text.
+    #[default]
+    Compact,
+    /// Up to one newline and 20 spaces between tokens: bounded, so a model cannot loop.
+    Flexible,
+}
+
+/// Where remote `$ref`s (outside the document) are found: given an absolute URI without
+/// fragment, return the schema document, or `None`.
+pub type RemoteResolver<'a> = &'a dyn Fn(&str) -> Option<Value>;
+
+/// Compilation settings.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Keywords that can only be enforced by validation become errors.
+    pub strict: bool,
+    /// An absent `additionalProperties` means `false` (as in OpenAI's strict mode).
+    pub closed: bool,
+    /// Whitespace between tokens.
+    pub whitespace: Whitespace,
+    /// Resolves references to other documents; without it they are errors.
+    pub remote: Option<RemoteResolver<'a>>,
+}
+
+impl fmt::Debug for Options<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("strict", &self.strict)
+            .field("closed", &self.closed)
+            .field("whitespace", &self.whitespace)
+            .field("remote", &self.remote.is_some())
+            .finish()
+    }
+}
+
+/// How a keyword is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KeywordStatus {
+    /// The grammar enforces it exactly.
+    Enforced,
+    /// The grammar cannot enforce it (exactly); generated output must be validated.
+    ValidationOnly,
+    /// The grammar enforces it soundly but accepts only part of what it allows (some
+    /// valid values cannot be generated); the message says which.
+    Restricted,
+    /// It constrains nothing (`title`, `description`, `default`, …).
+    Annotation,
+    /// Not a keyword gbnfc knows: often a typo. Ignored.
+    Unknown,
+}
+
+impl fmt::Display for KeywordStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KeywordStatus::Enforced => "enforced",
+            KeywordStatus::ValidationOnly => "validation-only",
+            KeywordStatus::Restricted => "restricted",
+            KeywordStatus::Annotation => "annotation",
+            KeywordStatus::Unknown => "unknown",
+        })
+    }
+}
+
+/// What the compiler says about one keyword occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaDiagnostic {
+    /// JSON pointer to the keyword, e.g. `/properties/age/minimum`.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+    /// How it is treated.
+    pub status: KeywordStatus,
+    /// Why, when it is not simply enforced.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        match self.status {
+            KeywordStatus::ValidationOnly => write!(
+                f,
+                "warning: {pointer}: `{}` is enforced by validation only: {}",
+                self.keyword, self.message
+            ),
+            KeywordStatus::Restricted => write!(
+                f,
+                "note: {pointer}: `{}` is enforced, but only in part: {}",
+                self.keyword, self.message
+            ),
+            KeywordStatus::Unknown => write!(
+                f,
+                "warning: {pointer}: unknown keyword `{}` is ignored{}",
+                self.keyword,
+                if self.message.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", self.message)
+                }
+            ),
+            status => write!(f, "{pointer}: `{}` {status} {}", self.keyword, self.message),
+        }
+    }
+}
+
+/// A compiled schema.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The grammar; it passes [`crate::gbnf::check`].
+    pub grammar: Grammar,
+    /// Every keyword that is not simply enforced: validation-only, unknown (and, for
+    /// `--explain`, enforced and annotation ones too, see [`Compiled::explain`]).
+    pub diagnostics: Vec<SchemaDiagnostic>,
+    /// Every keyword occurrence with its status, in document order.
+    pub explain: Vec<SchemaDiagnostic>,
+}
+
+impl Compiled {
+    /// `true` when some keyword is enforced by validation only: generated output must be
+    /// validated after generation.
+    pub fn needs_validation(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.status == KeywordStatus::ValidationOnly)
+    }
+}
+
+/// Why a schema could not be compiled.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum CompileError {
+    /// The input is not a schema (wrong type for a keyword, unknown `type` name, …).
+    #[error("{pointer}: {message}")]
+    Invalid {
+        /// Where.
+        pointer: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// No value satisfies the schema.
+    #[error("{pointer}: the schema accepts no value: {message}")]
+    Unsatisfiable {
+        /// Where.
+        pointer: String,
+        /// Why.
+        message: String,
+    },
+    /// A `$ref` that cannot be resolved.
+    #[error("{pointer}: cannot resolve $ref `{reference}`: {message}")]
+    Unresolved {
+        /// Where.
+        pointer: String,
+        /// The reference.
+        reference: String,
+        /// Why, and what to do.
+        message: String,
+    },
+    /// A keyword that can only be enforced by validation, under `strict`.
+    #[error("{pointer}: `{keyword}` cannot be enforced by the grammar (strict mode): {message}")]
+    Strict {
+        /// Where.
+        pointer: String,
+        /// The keyword.
+        keyword: String,
+        /// Why.
+        message: String,
+    },
+    /// The schema is too large or too deep to compile.
+    #[error("{pointer}: {message}")]
+    TooLarge {
+        /// Where.
+        pointer: String,
+        /// What limit was hit.
+        message: String,
+    },
+}
+
+/// Compiles a schema, a boolean schema or an OpenAI `response_format` to a grammar.
+///
+/// ```
+/// use gbnfc_compiler::schema::{compile, Options};
+/// use gbnfc_compiler::recognize::Recognizer;
+/// let schema = serde_json::json!({
+///     "type": "object",
+///     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+///     "required": ["name"]
+/// });
+/// let compiled = compile(&schema, &Options::default()).unwrap();
+/// let r = Recognizer::new(&compiled.grammar).unwrap();
+/// assert!(r.recognize(r#"{"name":"Ada","age":36}"#).accepted);
+/// assert!(!r.recognize(r#"{"age":36}"#).accepted);
+/// assert!(!r.recognize(r#"{"name":"Ada","age":-1}"#).accepted);
+/// ```
+///
+/// # Errors
+/// See [`CompileError`].
+pub fn compile(input: &Value, options: &Options<'_>) -> Result<Compiled, CompileError> {
+    let document = document::Document::from_input(input, options.remote)?;
+    emit::Emitter::new(&document, options).compile()
+}

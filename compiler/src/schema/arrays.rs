@@ -1,0 +1,243 @@
+//! Arrays: `prefixItems` (or draft-07's array-form `items`), `items` (or
+//! `additionalItems`), `minItems`/`maxItems` — bounds above llama.cpp's 2000 are split
+//! into several repetitions so llama.cpp keeps them.
+
+use serde_json::{Map, Value};
+
+use super::document::Location;
+use super::emit::Emitter;
+use super::CompileError;
+use crate::gbnf::flat::MAX_REPEAT;
+use crate::gbnf::Expr;
+
+/// The most `prefixItems` compiled one by one.
+const MAX_PREFIX: usize = 200;
+
+/// The expression for arrays valid under `map`.
+///
+/// # Errors
+/// Unsatisfiable bounds or required items; invalid keyword values.
+pub fn array(
+    e: &mut Emitter<'_, '_, '_>,
+    map: &Map<String, Value>,
+    at: &Location,
+) -> Result<Expr, CompileError> {
+    // 2020-12: prefixItems + items; draft-07: items (array) + additionalItems.
+    let (prefix, prefix_key, rest, rest_key): (Vec<Value>, &str, Value, &str) =
+        match (map.get("prefixItems"), map.get("items")) {
+            (Some(Value::Array(p)), Some(items)) => {
+                (p.clone(), "prefixItems", items.clone(), "items")
+            }
+            (Some(Value::Array(p)), None) => (
+                p.clone(),
+                "prefixItems",
+                unevaluated_items(map),
+                "unevaluatedItems",
+            ),
+            (None, Some(Value::Array(p))) => (
+                p.clone(),
+                "items",
+                map.get("additionalItems")
+                    .cloned()
+                    .unwrap_or(Value::Bool(true)),
+                "additionalItems",
+            ),
+            (None, None) => (
+                Vec::new(),
+                "prefixItems",
+                unevaluated_items(map),
+                "unevaluatedItems",
+            ),
+            (None, items) => (
+                Vec::new(),
+                "prefixItems",
+                items.cloned().unwrap_or(Value::Bool(true)),
+                "items",
+            ),
+            (Some(_), _) => {
+                return Err(e.invalid(
+                    &at.child("prefixItems"),
+                    "`prefixItems` must be an array of schemas",
+                ))
+            }
+        };
+    if prefix.len() > MAX_PREFIX {
+        return Err(CompileError::TooLarge {
+            pointer: at.child(prefix_key).pointer.clone(),
+            message: format!("more than {MAX_PREFIX} positional item schemas"),
+        });
+    }
+    let min = e.count(map, "minItems", at)?.unwrap_or(0);
+    let max = e.count(map, "maxItems", at)?;
+    for key in ["uniqueItems", "contains", "unevaluatedItems"] {
+        match (key, map.get(key)) {
+            (_, None) | ("uniqueItems", Some(Value::Bool(false))) => {}
+            ("uniqueItems", Some(_)) if max.is_some_and(|m| m <= 1) => {}
+            // All items are evaluated already, or nothing is restricted.
+            ("unevaluatedItems", Some(Value::Bool(true))) => {}
+            ("unevaluatedItems", Some(_)) if map.get("items").is_some_and(|i| !i.is_array()) => {}
+            ("unevaluatedItems", Some(_)) if map.contains_key("additionalItems") => {}
+            // Otherwise it governs the items after the positional ones, like `items`
+            // (`allOf`/`anyOf` were merged in already; merging reports it as validation-only).
+            ("unevaluatedItems", Some(_)) => {}
+            _ => e.validation_only(at, key, "checked after generation")?,
+        }
+    }
+    // Items past the prefix: an expression, or none allowed.
+    let rest_expr = match e.schema(&rest, &at.child(rest_key)) {
+        Ok(expr) => Some(expr),
+        Err(CompileError::Unsatisfiable { .. }) => None,
+        Err(err) => return Err(err),
+    };
+    // Positional schemas; the first that accepts nothing caps the length.
+    let mut positional = Vec::new();
+    for (i, schema) in prefix.iter().enumerate() {
+        match e.schema(schema, &at.child(prefix_key).index(i)) {
+            Ok(expr) => positional.push(expr),
+            Err(CompileError::Unsatisfiable { .. }) => break,
+            Err(err) => return Err(err),
+        }
+    }
+    let k = positional.len() as u64;
+    let capped = if positional.len() < prefix.len() || rest_expr.is_none() {
+        Some(k)
+    } else {
+        None
+    };
+    let max = match (max, capped) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if max.is_some_and(|max| max < min) {
+        return Err(e.unsatisfiable(
+            at,
+            format!(
+                "at least {min} items are required but at most {} are possible",
+                max.unwrap_or(0)
+            ),
+        ));
+    }
+    let comma = e.token(",");
+    let hint = e.hint(at);
+    // The elements after the prefix, each preceded by a comma.
+    let rest_run = |e: &mut Emitter<'_, '_, '_>, min: u64, max: Option<u64>| -> Expr {
+        match &rest_expr {
+            Some(item) if max != Some(0) => {
+                let next = e.add_rule(
+                    &format!("{hint}-next"),
+                    Expr::seq([comma.clone(), item.clone()]),
+                );
+                bounded_repeat(next, min, max)
+            }
+            _ => Expr::empty(),
+        }
+    };
+    let body = if positional.is_empty() {
+        match &rest_expr {
+            Some(item) if max != Some(0) => {
+                let tail = rest_run(e, min.saturating_sub(1), max.map(|m| m - 1));
+                let list = Expr::seq([item.clone(), tail]);
+                if min == 0 {
+                    Expr::repeat(list, 0, Some(1))
+                } else {
+                    list
+                }
+            }
+            _ => Expr::empty(),
+        }
+    } else {
+        // body(i) = S_i E_i body(i+1), optional once i >= min; after the prefix, the rest.
+        let limit = max.map_or(k, |m| m.min(k));
+        let mut body = if max.is_some_and(|m| m <= k) {
+            Expr::empty()
+        } else {
+            rest_run(e, min.saturating_sub(k), max.map(|m| m - k))
+        };
+        for i in (0..limit as usize).rev() {
+            let element = if i == 0 {
+                positional[i].clone()
+            } else {
+                Expr::seq([comma.clone(), positional[i].clone()])
+            };
+            let step = Expr::seq([element, body]);
+            body = if (i as u64) < min {
+                step
+            } else {
+                Expr::repeat(step, 0, Some(1))
+            };
+        }
+        body
+    };
+    let open = e.token("[");
+    let close = e.token("]");
+    Ok(e.add_rule(&hint, Expr::seq([open, body, close])))
+}
+
+/// Without `items`, `unevaluatedItems` (if any) governs the items after the positional ones.
+fn unevaluated_items(map: &Map<String, Value>) -> Value {
+    map.get("unevaluatedItems")
+        .cloned()
+        .unwrap_or(Value::Bool(true))
+}
+
+/// `x{min,max}` for any bounds: runs above llama.cpp's limit of 2000 are split into
+/// several repetitions (`x{a,b} x{c,d}` accepts `x{a+c,b+d}`).
+pub fn bounded_repeat(x: Expr, min: u64, max: Option<u64>) -> Expr {
+    let limit = u64::from(MAX_REPEAT);
+    let mut parts = Vec::new();
+    let mut min_left = min;
+    let mut max_left = max;
+    loop {
+        let lo = min_left.min(limit);
+        let hi = match max_left {
+            Some(m) => Some(m.min(limit)),
+            None if min_left <= limit => None,
+            None => Some(limit),
+        };
+        parts.push(Expr::repeat(x.clone(), lo as u32, hi.map(|h| h as u32)));
+        min_left -= lo;
+        max_left = max_left.map(|m| m - hi.unwrap_or(m));
+        let done = match max_left {
+            Some(m) => m == 0 && min_left == 0,
+            None => hi.is_none(),
+        };
+        if done {
+            break;
+        }
+    }
+    Expr::seq(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::gbnf::{check, is_clean, Grammar};
+    use crate::recognize::Recognizer;
+
+    #[test]
+    fn long_runs_are_split_and_exact() {
+        for (min, max) in [
+            (0, Some(5000)),
+            (2500, None),
+            (3000, Some(4100)),
+            (7, Some(7)),
+            (0, None),
+        ] {
+            let mut g = Grammar::default();
+            g.push("root", bounded_repeat(Expr::literal("x"), min, max));
+            assert!(is_clean(&check(&g)), "{g}");
+            let r = Recognizer::new(&g).unwrap();
+            let accepts = |n: u64| r.recognize(&"x".repeat(n as usize)).accepted;
+            assert!(accepts(min), "{min}..{max:?}");
+            if min > 0 {
+                assert!(!accepts(min - 1));
+            }
+            if let Some(max) = max {
+                assert!(accepts(max) && !accepts(max + 1), "{min}..{max}");
+            } else {
+                assert!(accepts(min + 4000));
+            }
+        }
+    }
+}

@@ -1,0 +1,543 @@
+//! The schema documents: the input (unwrapped from an OpenAI `response_format` if need
+//! be), remote documents fetched through the caller's resolver, and the index that
+//! resolves `$ref` — `$id` base URIs, `$anchor`s and JSON pointers (with `~0`, `~1` and
+//! percent-escapes).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{CompileError, RemoteResolver};
+
+/// The deepest nesting of subschemas indexed.
+pub const MAX_DEPTH: usize = 512;
+
+/// The base URI given to a document without `$id`.
+const DEFAULT_BASE: &str = "gbnfc:/schema.json";
+
+/// A place in one of the documents: which document, and the JSON pointer inside it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Index into the loaded documents (0 is the input).
+    pub doc: usize,
+    /// JSON pointer from that document's root.
+    pub pointer: String,
+}
+
+impl Location {
+    /// The location of `key` inside this one.
+    pub fn child(&self, key: &str) -> Location {
+        Location {
+            doc: self.doc,
+            pointer: format!("{}/{}", self.pointer, escape_token(key)),
+        }
+    }
+
+    /// The location of item `index` inside this one.
+    pub fn index(&self, index: usize) -> Location {
+        Location {
+            doc: self.doc,
+            pointer: format!("{}/{index}", self.pointer),
+        }
+    }
+
+    /// How to name this place in a message: the pointer, prefixed with the document's URI
+    /// when it is not the input.
+    pub fn describe(&self, document: &Document) -> String {
+        if self.doc == 0 {
+            self.pointer.clone()
+        } else {
+            let uri = document
+                .docs
+                .borrow()
+                .get(self.doc)
+                .map(|d| d.uri.clone())
+                .unwrap_or_default();
+            format!("{uri}#{}", self.pointer)
+        }
+    }
+}
+
+struct Loaded {
+    uri: String,
+    value: Value,
+}
+
+/// All documents and the index over them.
+pub struct Document<'r> {
+    docs: RefCell<Vec<Loaded>>,
+    /// Absolute URI (no fragment) → location of the resource.
+    resources: RefCell<HashMap<String, Location>>,
+    /// (resource URI, anchor name) → location.
+    anchors: RefCell<HashMap<(String, String), Location>>,
+    /// Location pointer → base URI in force there (for schemas with `$id`).
+    bases: RefCell<HashMap<Location, String>>,
+    remote: Option<RemoteResolver<'r>>,
+    /// `strict: true` came with an OpenAI `response_format`.
+    pub openai_strict: bool,
+    /// The root declares draft-03 or draft-04, where `1.0` is not an integer.
+    pub integers_exclude_floats: bool,
+}
+
+impl<'r> Document<'r> {
+    /// Reads the input: a schema, a boolean schema, or an OpenAI `response_format`.
+    ///
+    /// # Errors
+    /// A `response_format` of an unknown type, or a schema nested too deeply.
+    pub fn from_input(
+        input: &Value,
+        remote: Option<RemoteResolver<'r>>,
+    ) -> Result<Self, CompileError> {
+        let (schema, openai_strict) = unwrap_response_format(input)?;
+        let integers_exclude_floats = schema
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
+        let document = Document {
+            integers_exclude_floats,
+            docs: RefCell::new(Vec::new()),
+            resources: RefCell::new(HashMap::new()),
+            anchors: RefCell::new(HashMap::new()),
+            bases: RefCell::new(HashMap::new()),
+            remote,
+            openai_strict,
+        };
+        document.load(DEFAULT_BASE.to_string(), schema)?;
+        Ok(document)
+    }
+
+    /// The root of the input schema.
+    pub fn root(&self) -> Location {
+        Location {
+            doc: 0,
+            pointer: String::new(),
+        }
+    }
+
+    /// The schema at `location` (cloned: documents may grow while compiling).
+    pub fn get(&self, location: &Location) -> Option<Value> {
+        let docs = self.docs.borrow();
+        let doc = docs.get(location.doc)?;
+        if location.pointer.is_empty() {
+            Some(doc.value.clone())
+        } else {
+            doc.value.pointer(&location.pointer).cloned()
+        }
+    }
+
+    fn load(&self, uri: String, value: Value) -> Result<usize, CompileError> {
+        let doc = self.docs.borrow().len();
+        self.docs.borrow_mut().push(Loaded {
+            uri: uri.clone(),
+            value: value.clone(),
+        });
+        let root = Location {
+            doc,
+            pointer: String::new(),
+        };
+        self.resources
+            .borrow_mut()
+            .insert(strip_fragment(&uri), root.clone());
+        self.index(&value, &root, &uri, 0)?;
+        Ok(doc)
+    }
+
+    /// Records `$id`s and anchors below `value`, iteratively per level.
+    fn index(
+        &self,
+        value: &Value,
+        at: &Location,
+        base: &str,
+        depth: usize,
+    ) -> Result<(), CompileError> {
+        if depth > MAX_DEPTH {
+            return Err(CompileError::TooLarge {
+                pointer: at.pointer.clone(),
+                message: format!("subschemas nested more than {MAX_DEPTH} deep"),
+            });
+        }
+        let Value::Object(map) = value else {
+            return Ok(());
+        };
+        let mut base = base.to_string();
+        let id = map
+            .get("$id")
+            .or_else(|| map.get("id").filter(|_| !map.contains_key("$ref")))
+            .and_then(Value::as_str);
+        if let Some(id) = id {
+            let joined = join(&base, id);
+            let (resource, fragment) = split_fragment(&joined);
+            if !resource.is_empty() && resource != strip_fragment(&base) || depth == 0 {
+                self.resources
+                    .borrow_mut()
+                    .entry(resource.to_string())
+                    .or_insert_with(|| at.clone());
+            }
+            if let Some(fragment) = fragment.filter(|f| !f.is_empty() && !f.starts_with('/')) {
+                self.anchors
+                    .borrow_mut()
+                    .insert((resource.to_string(), fragment.to_string()), at.clone());
+            }
+            base = resource.to_string();
+            self.bases.borrow_mut().insert(at.clone(), base.clone());
+        }
+        for key in ["$anchor", "$dynamicAnchor"] {
+            if let Some(anchor) = map.get(key).and_then(Value::as_str) {
+                self.anchors
+                    .borrow_mut()
+                    .entry((strip_fragment(&base), anchor.to_string()))
+                    .or_insert_with(|| at.clone());
+            }
+        }
+        for (key, child) in map {
+            let here = at.child(key);
+            match key.as_str() {
+                "$defs" | "definitions" | "properties" | "patternProperties"
+                | "dependentSchemas" => {
+                    if let Value::Object(children) = child {
+                        for (name, sub) in children {
+                            self.index(sub, &here.child(name), &base, depth + 1)?;
+                        }
+                    }
+                }
+                "dependencies" => {
+                    if let Value::Object(children) = child {
+                        for (name, sub) in children.iter().filter(|(_, s)| s.is_object()) {
+                            self.index(sub, &here.child(name), &base, depth + 1)?;
+                        }
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => match child {
+                    Value::Array(items) => {
+                        for (i, sub) in items.iter().enumerate() {
+                            self.index(sub, &here.index(i), &base, depth + 1)?;
+                        }
+                    }
+                    other => self.index(other, &here, &base, depth + 1)?,
+                },
+                "additionalItems"
+                | "additionalProperties"
+                | "contains"
+                | "propertyNames"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "unevaluatedItems"
+                | "unevaluatedProperties" => {
+                    self.index(child, &here, &base, depth + 1)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The base URI in force at `location`.
+    fn base_at(&self, location: &Location) -> String {
+        let bases = self.bases.borrow();
+        let mut pointer = location.pointer.clone();
+        loop {
+            let probe = Location {
+                doc: location.doc,
+                pointer: pointer.clone(),
+            };
+            if let Some(base) = bases.get(&probe) {
+                return base.clone();
+            }
+            match pointer.rfind('/') {
+                Some(cut) => pointer.truncate(cut),
+                None => break,
+            }
+        }
+        self.docs
+            .borrow()
+            .get(location.doc)
+            .map(|d| strip_fragment(&d.uri))
+            .unwrap_or_default()
+    }
+
+    /// An absolute URI for `location`, resolvable from anywhere in the documents.
+    pub fn absolute_uri(&self, location: &Location) -> String {
+        let uri = self
+            .docs
+            .borrow()
+            .get(location.doc)
+            .map(|d| strip_fragment(&d.uri))
+            .unwrap_or_default();
+        let fragment = location.pointer.replace('%', "%25").replace('#', "%23");
+        format!("{uri}#{fragment}")
+    }
+
+    /// Resolves the `$ref` value `reference` written at `from` (the schema holding it).
+    ///
+    /// # Errors
+    /// [`CompileError::Unresolved`] naming the reference and what was tried.
+    pub fn resolve(&self, from: &Location, reference: &str) -> Result<Location, CompileError> {
+        let unresolved = |message: String| CompileError::Unresolved {
+            pointer: from.child("$ref").pointer,
+            reference: reference.to_string(),
+            message,
+        };
+        let target = join(&self.base_at(from), reference);
+        let (resource, fragment) = split_fragment(&target);
+        let known = self.resources.borrow().get(resource).cloned();
+        let root = match known {
+            Some(root) => root,
+            None => {
+                let Some(fetch) = self.remote else {
+                    return Err(unresolved(format!(
+                        "`{resource}` is another document; gbnfc fetches nothing from the network (pass --ref-dir DIR to resolve it from files)"
+                    )));
+                };
+                let Some(value) = fetch(resource) else {
+                    return Err(unresolved(format!(
+                        "`{resource}` was not found by the reference resolver"
+                    )));
+                };
+                let doc = self.load(resource.to_string(), value)?;
+                Location {
+                    doc,
+                    pointer: String::new(),
+                }
+            }
+        };
+        let fragment = percent_decode(fragment.unwrap_or(""));
+        let location = if fragment.is_empty() {
+            root
+        } else if fragment.starts_with('/') {
+            Location {
+                doc: root.doc,
+                pointer: format!("{}{}", root.pointer, fragment),
+            }
+        } else {
+            let key = (strip_fragment(resource), fragment.clone());
+            match self.anchors.borrow().get(&key) {
+                Some(location) => location.clone(),
+                None => {
+                    return Err(unresolved(format!(
+                        "no `$anchor` named `{fragment}` in `{resource}`"
+                    )))
+                }
+            }
+        };
+        if self.get(&location).is_none() {
+            return Err(unresolved(format!(
+                "nothing at `{}`",
+                location.describe(self)
+            )));
+        }
+        Ok(location)
+    }
+}
+
+/// Unwraps an OpenAI `response_format`; returns the schema and whether `strict` was set.
+fn unwrap_response_format(input: &Value) -> Result<(Value, bool), CompileError> {
+    let invalid = |message: &str| CompileError::Invalid {
+        pointer: "/type".to_string(),
+        message: message.to_string(),
+    };
+    match input.get("type").and_then(Value::as_str) {
+        Some("json_schema") => {
+            let inner = input.get("json_schema").ok_or_else(|| CompileError::Invalid {
+                pointer: "/json_schema".to_string(),
+                message: "a response_format of type json_schema needs a `json_schema` object with a `schema`".to_string(),
+            })?;
+            let schema = inner.get("schema").cloned().unwrap_or(Value::Bool(true));
+            let strict = inner
+                .get("strict")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            Ok((schema, strict))
+        }
+        Some("json_object") => Ok((serde_json::json!({"type": "object"}), false)),
+        Some("text") => Err(invalid(
+            "a response_format of type `text` constrains nothing: no grammar is needed",
+        )),
+        _ => Ok((input.clone(), false)),
+    }
+}
+
+/// Escapes a key as a JSON pointer token.
+pub fn escape_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn split_fragment(uri: &str) -> (&str, Option<&str>) {
+    match uri.split_once('#') {
+        Some((resource, fragment)) => (resource, Some(fragment)),
+        None => (uri, None),
+    }
+}
+
+fn strip_fragment(uri: &str) -> String {
+    split_fragment(uri).0.to_string()
+}
+
+/// Resolves `reference` against `base` (RFC 3986, enough for schema identifiers).
+pub fn join(base: &str, reference: &str) -> String {
+    if reference.is_empty() {
+        return strip_fragment(base);
+    }
+    if reference.starts_with('#') {
+        return format!("{}{reference}", strip_fragment(base));
+    }
+    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty() && !scheme.contains('/') && !scheme.contains('#')
+    });
+    if has_scheme {
+        return normalize_path(reference);
+    }
+    let base = strip_fragment(base);
+    let (scheme, rest) = base.split_once(':').unwrap_or(("", base.as_str()));
+    if let Some(stripped) = reference.strip_prefix("//") {
+        return format!("{scheme}://{stripped}");
+    }
+    let (authority, path) = match rest.strip_prefix("//") {
+        Some(after) => match after.find('/') {
+            Some(cut) => (format!("//{}", &after[..cut]), after[cut..].to_string()),
+            None => (format!("//{after}"), String::new()),
+        },
+        None => (String::new(), rest.to_string()),
+    };
+    let joined_path = if reference.starts_with('/') {
+        reference.to_string()
+    } else {
+        let dir = match path.rfind('/') {
+            Some(cut) => &path[..=cut],
+            None => "/",
+        };
+        format!("{dir}{reference}")
+    };
+    normalize_path(&format!("{scheme}:{authority}{joined_path}"))
+}
+
+/// Removes `.` and `..` path segments.
+fn normalize_path(uri: &str) -> String {
+    let (main, fragment) = split_fragment(uri);
+    let (head, path) = match main.find("://") {
+        Some(at) => {
+            let after = &main[at + 3..];
+            match after.find('/') {
+                Some(cut) => (main[..at + 3 + cut].to_string(), after[cut..].to_string()),
+                None => return uri.to_string(),
+            }
+        }
+        None => match main.split_once(':') {
+            Some((scheme, path)) => (format!("{scheme}:"), path.to_string()),
+            None => (String::new(), main.to_string()),
+        },
+    };
+    if !path.contains("./") {
+        return uri.to_string();
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "." => {}
+            ".." => {
+                if segments.len() > 1 {
+                    segments.pop();
+                }
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut out = format!("{head}{}", segments.join("/"));
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn joins_like_rfc_3986() {
+        assert_eq!(
+            join("http://x.org/a/b.json", "c.json"),
+            "http://x.org/a/c.json"
+        );
+        assert_eq!(
+            join("http://x.org/a/b.json", "/c.json"),
+            "http://x.org/c.json"
+        );
+        assert_eq!(
+            join("http://x.org/a/b.json", "#/defs"),
+            "http://x.org/a/b.json#/defs"
+        );
+        assert_eq!(
+            join("http://x.org/a/b.json", "../c.json"),
+            "http://x.org/c.json"
+        );
+        assert_eq!(join("http://x.org/a/b.json", "urn:uuid:1"), "urn:uuid:1");
+        assert_eq!(join("gbnfc:/schema.json", "#foo"), "gbnfc:/schema.json#foo");
+    }
+
+    #[test]
+    fn resolves_pointers_anchors_and_ids() {
+        let schema = json!({
+            "$defs": {
+                "a~b/c": {"type": "integer"},
+                "named": {"$anchor": "here", "type": "string"},
+                "other": {"$id": "http://example.com/other.json", "$defs": {"x": {"type": "null"}}}
+            }
+        });
+        let doc = Document::from_input(&schema, None).unwrap();
+        let root = doc.root();
+        let a = doc.resolve(&root, "#/$defs/a~0b~1c").unwrap();
+        assert_eq!(doc.get(&a).unwrap(), json!({"type": "integer"}));
+        let pct = doc.resolve(&root, "#/%24defs/a~0b~1c").unwrap();
+        assert_eq!(pct, a);
+        let named = doc.resolve(&root, "#here").unwrap();
+        assert_eq!(doc.get(&named).unwrap()["type"], "string");
+        let x = doc
+            .resolve(&root, "http://example.com/other.json#/$defs/x")
+            .unwrap();
+        assert_eq!(doc.get(&x).unwrap(), json!({"type": "null"}));
+        assert!(matches!(
+            doc.resolve(&root, "#/$defs/missing"),
+            Err(CompileError::Unresolved { .. })
+        ));
+        assert!(matches!(
+            doc.resolve(&root, "http://elsewhere/x.json"),
+            Err(CompileError::Unresolved { .. })
+        ));
+    }
+
+    #[test]
+    fn unwraps_response_formats() {
+        let rf = json!({"type": "json_schema", "json_schema": {"name": "x", "strict": true, "schema": {"type": "integer"}}});
+        let doc = Document::from_input(&rf, None).unwrap();
+        assert!(doc.openai_strict);
+        assert_eq!(doc.get(&doc.root()).unwrap(), json!({"type": "integer"}));
+        let any = Document::from_input(&json!({"type": "json_object"}), None).unwrap();
+        assert_eq!(doc.get(&doc.root()).unwrap()["type"], "integer");
+        assert_eq!(any.get(&any.root()).unwrap(), json!({"type": "object"}));
+    }
+}

@@ -1,0 +1,982 @@
+//! Lowering schemas to GBNF rules.
+//!
+//! The [`Emitter`] walks a schema: it inlines `$ref` siblings and `allOf` by merging,
+//! turns `anyOf`/`oneOf` into alternatives, `enum`/`const` into literal canonical texts,
+//! and dispatches each allowed `type` to [`super::objects`], [`super::arrays`] or
+//! [`super::scalars`]. Every `$ref` target becomes one named rule (so recursion works);
+//! shared building blocks (`value`, `string`, `number`, …) are emitted once under stable
+//! names. Names are derived from JSON pointers and made unique, so output is
+//! deterministic.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::document::{Document, Location};
+use super::keywords::{self, is_annotation, is_known, TYPES};
+use super::merge::merge;
+use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
+use crate::gbnf::{self, Expr, Grammar, Rule};
+use crate::json_text;
+
+/// The deepest nesting of schemas compiled.
+pub const MAX_DEPTH: usize = 256;
+
+/// Turns a [`Document`] into a [`Compiled`] grammar.
+pub struct Emitter<'d, 'r, 'o> {
+    doc: &'d Document<'r>,
+    /// The compilation settings.
+    pub options: &'o Options<'o>,
+    rules: Vec<Rule>,
+    names: HashSet<String>,
+    ref_rules: HashMap<Location, String>,
+    shared: HashSet<&'static str>,
+    diagnostics: Vec<SchemaDiagnostic>,
+    explained: HashSet<(String, String)>,
+    explain: Vec<SchemaDiagnostic>,
+    inlining: Vec<Location>,
+    depth: usize,
+}
+
+impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
+    /// An emitter for `doc`.
+    pub fn new(doc: &'d Document<'r>, options: &'o Options<'o>) -> Self {
+        let mut names = HashSet::new();
+        names.insert("root".to_string());
+        for shared in SHARED {
+            names.insert((*shared).to_string());
+        }
+        Emitter {
+            doc,
+            options,
+            rules: Vec::new(),
+            names,
+            ref_rules: HashMap::new(),
+            shared: HashSet::new(),
+            diagnostics: Vec::new(),
+            explained: HashSet::new(),
+            explain: Vec::new(),
+            inlining: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Compiles the document's root schema.
+    ///
+    /// # Errors
+    /// See [`CompileError`].
+    pub fn compile(mut self) -> Result<Compiled, CompileError> {
+        let root = self.doc.root();
+        let value = self.doc.get(&root).unwrap_or(Value::Bool(true));
+        let body = self.schema(&value, &root)?;
+        let mut grammar = Grammar::default();
+        grammar.rules.push(Rule {
+            name: "root".to_string(),
+            body,
+            pos: gbnf::Pos::default(),
+        });
+        grammar.rules.append(&mut self.rules);
+        // Check the printed text, as llama.cpp will read it (and for line numbers).
+        let printed = grammar.to_string();
+        let findings = match gbnf::parse(&printed) {
+            Ok(reparsed) => gbnf::check(&reparsed),
+            Err(e) => vec![e.diagnostic],
+        };
+        if let Some(empty) = findings.iter().find(|d| d.code == "empty-language") {
+            return Err(CompileError::Unsatisfiable {
+                pointer: String::new(),
+                message: format!(
+                    "a `$ref` cycle with no base case, or a required part that accepts nothing ({})",
+                    empty.message
+                ),
+            });
+        }
+        if let Some(error) = findings.iter().find(|d| d.is_error()) {
+            let rule = error
+                .pos
+                .and_then(|p| p.line.checked_sub(1))
+                .and_then(|line| printed.lines().nth(line as usize).map(str::to_string))
+                .unwrap_or_default();
+            let rule: String = rule.chars().take(160).collect();
+            return Err(CompileError::TooLarge {
+                pointer: String::new(),
+                message: format!(
+                    "the grammar would break llama.cpp's limits: {} (in `{rule}`)",
+                    error.message
+                ),
+            });
+        }
+        Ok(Compiled {
+            grammar,
+            diagnostics: self.diagnostics,
+            explain: self.explain,
+        })
+    }
+
+    // ---- diagnostics ---------------------------------------------------------------
+
+    /// Records that `keyword` at `at` is enforced by validation only; an error under
+    /// `strict`.
+    pub fn validation_only(
+        &mut self,
+        at: &Location,
+        keyword: &str,
+        message: impl Into<String>,
+    ) -> Result<(), CompileError> {
+        let pointer = at.child(keyword).describe(self.doc);
+        let message = message.into();
+        if self.options.strict {
+            return Err(CompileError::Strict {
+                pointer,
+                keyword: keyword.to_string(),
+                message,
+            });
+        }
+        self.note(&pointer, keyword, KeywordStatus::ValidationOnly, message);
+        Ok(())
+    }
+
+    /// Records that the grammar accepts a subset of what `keyword` allows (sound, not
+    /// complete), with the reason.
+    pub fn restricted(&mut self, at: &Location, keyword: &str, message: impl Into<String>) {
+        let pointer = at.child(keyword).describe(self.doc);
+        self.note(&pointer, keyword, KeywordStatus::Restricted, message.into());
+    }
+
+    fn note(&mut self, pointer: &str, keyword: &str, status: KeywordStatus, message: String) {
+        let diagnostic = SchemaDiagnostic {
+            pointer: pointer.to_string(),
+            keyword: keyword.to_string(),
+            status,
+            message,
+        };
+        if !self.diagnostics.contains(&diagnostic) {
+            self.diagnostics.push(diagnostic.clone());
+        }
+        self.explain
+            .retain(|d| !(d.pointer == pointer && d.keyword == keyword));
+        self.explain.push(diagnostic);
+    }
+
+    fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
+        for key in map.keys() {
+            let pointer = at.child(key).describe(self.doc);
+            if !self.explained.insert((pointer.clone(), key.clone())) {
+                continue;
+            }
+            let status = if is_annotation(key) {
+                KeywordStatus::Annotation
+            } else if is_known(key) {
+                KeywordStatus::Enforced
+            } else {
+                let hint = keywords::suggest(key, keywords::ASSERTIONS)
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_default();
+                self.note(&pointer, key, KeywordStatus::Unknown, hint);
+                continue;
+            };
+            if !self.explain.iter().any(|d| d.pointer == pointer) {
+                self.explain.push(SchemaDiagnostic {
+                    pointer,
+                    keyword: key.clone(),
+                    status,
+                    message: String::new(),
+                });
+            }
+        }
+    }
+
+    /// `strict: true` in an OpenAI `response_format`: objects are closed.
+    pub fn closed_by_response_format(&self) -> bool {
+        self.doc.openai_strict
+    }
+
+    /// A non-negative integer keyword (`minLength`, `maxItems`, …): `2.0` counts as 2.
+    ///
+    /// # Errors
+    /// [`CompileError::Invalid`] for negative or fractional values.
+    pub fn count(
+        &self,
+        map: &Map<String, Value>,
+        key: &str,
+        at: &Location,
+    ) -> Result<Option<u64>, CompileError> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+                (Some(v), _) => Ok(Some(v)),
+                (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+                _ => Err(self.invalid(
+                    &at.child(key),
+                    format!("`{key}` must be a non-negative integer"),
+                )),
+            },
+            Some(_) => Err(self.invalid(
+                &at.child(key),
+                format!("`{key}` must be a non-negative integer"),
+            )),
+        }
+    }
+
+    /// An error for an input that is not a valid schema.
+    pub fn invalid(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::Invalid {
+            pointer: at.describe(self.doc),
+            message: message.into(),
+        }
+    }
+
+    /// An error for a schema that accepts nothing.
+    pub fn unsatisfiable(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::Unsatisfiable {
+            pointer: at.describe(self.doc),
+            message: message.into(),
+        }
+    }
+
+    // ---- rules and names -------------------------------------------------------------
+
+    /// Adds a rule named after `hint` (made unique) and returns a reference to it.
+    pub fn add_rule(&mut self, hint: &str, body: Expr) -> Expr {
+        let name = self.fresh_name(hint);
+        self.rules.push(Rule {
+            name: name.clone(),
+            body,
+            pos: gbnf::Pos::default(),
+        });
+        Expr::rule(name)
+    }
+
+    /// Adds fixed-name rules (a building block such as a string format) once, and returns
+    /// a reference to the first.
+    pub fn add_named_rules(&mut self, rules: Vec<(String, Expr)>) -> Expr {
+        let entry = rules
+            .first()
+            .map(|(name, _)| name.clone())
+            .unwrap_or_default();
+        for (name, body) in rules {
+            if self.names.insert(name.clone()) {
+                self.rules.push(Rule {
+                    name,
+                    body,
+                    pos: gbnf::Pos::default(),
+                });
+            }
+        }
+        Expr::rule(entry)
+    }
+
+    /// A rule name derived from `hint`: only `[a-zA-Z0-9-]`, unique.
+    pub fn fresh_name(&mut self, hint: &str) -> String {
+        let mut base: String = hint
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        while base.contains("--") {
+            base = base.replace("--", "-");
+        }
+        let mut base = base.trim_matches('-').to_string();
+        if base.is_empty() {
+            base = "schema".to_string();
+        }
+        if base.starts_with("fmt-") {
+            // Reserved for string formats.
+            base.insert_str(0, "p-");
+        }
+        base.truncate(48);
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.names.insert(name.clone()) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// A readable hint for a rule name from a location's pointer.
+    pub fn hint(&self, at: &Location) -> String {
+        let words: Vec<&str> = at
+            .pointer
+            .split('/')
+            .filter(|s| {
+                !s.is_empty()
+                    && !matches!(
+                        *s,
+                        "properties"
+                            | "$defs"
+                            | "definitions"
+                            | "anyOf"
+                            | "oneOf"
+                            | "allOf"
+                            | "prefixItems"
+                    )
+            })
+            .collect();
+        let tail = &words[words.len().saturating_sub(2)..];
+        let hint = tail.join("-").replace("~1", "-").replace("~0", "-");
+        if hint.is_empty() {
+            "schema".to_string()
+        } else {
+            hint
+        }
+    }
+
+    /// Whitespace between tokens: nothing (compact) or the bounded `ws` rule.
+    pub fn ws(&mut self) -> Expr {
+        match self.options.whitespace {
+            Whitespace::Compact => Expr::empty(),
+            Whitespace::Flexible => self.shared_rule("ws"),
+        }
+    }
+
+    /// `text` with optional whitespace around it (structural tokens `{ } [ ] , :`).
+    pub fn token(&mut self, text: &str) -> Expr {
+        let ws = self.ws();
+        Expr::seq([ws.clone(), Expr::literal(text), ws])
+    }
+
+    /// A shared building block, emitted once: `value`, `object`, `array`, `string`,
+    /// `char` (any spelling), `cchar` (canonical spelling), `number`, `integer`,
+    /// `boolean`, `null`, `ws`.
+    pub fn shared_rule(&mut self, name: &'static str) -> Expr {
+        if self.shared.insert(name) {
+            let body = self.shared_body(name);
+            self.rules.push(Rule {
+                name: name.to_string(),
+                body,
+                pos: gbnf::Pos::default(),
+            });
+        }
+        Expr::rule(name)
+    }
+
+    fn shared_body(&mut self, name: &'static str) -> Expr {
+        match name {
+            "value" => {
+                let arms = ["object", "array", "string", "number"].map(|n| self.shared_rule(n));
+                Expr::alt(
+                    arms.into_iter()
+                        .chain(["true", "false", "null"].map(Expr::literal)),
+                )
+            }
+            "object" => {
+                let (open, colon, comma, close) = (
+                    self.token("{"),
+                    self.token(":"),
+                    self.token(","),
+                    self.token("}"),
+                );
+                let (string, value) = (self.shared_rule("string"), self.shared_rule("value"));
+                let member = Expr::seq([string, colon, value]);
+                Expr::seq([
+                    open,
+                    Expr::repeat(
+                        Expr::seq([
+                            member.clone(),
+                            Expr::repeat(Expr::seq([comma, member]), 0, None),
+                        ]),
+                        0,
+                        Some(1),
+                    ),
+                    close,
+                ])
+            }
+            "array" => {
+                let (open, comma, close) = (self.token("["), self.token(","), self.token("]"));
+                let value = self.shared_rule("value");
+                Expr::seq([
+                    open,
+                    Expr::repeat(
+                        Expr::seq([
+                            value.clone(),
+                            Expr::repeat(Expr::seq([comma, value]), 0, None),
+                        ]),
+                        0,
+                        Some(1),
+                    ),
+                    close,
+                ])
+            }
+            "string" => {
+                let char = self.shared_rule("char");
+                Expr::seq([
+                    Expr::literal("\""),
+                    Expr::repeat(char, 0, None),
+                    Expr::literal("\""),
+                ])
+            }
+            "char" => json_text::any_string_char(),
+            "cchar" => json_text::any_canonical_char(),
+            "integer" => Expr::seq([
+                Expr::repeat(Expr::literal("-"), 0, Some(1)),
+                Expr::Group(Box::new(Expr::alt([
+                    Expr::literal("0"),
+                    Expr::seq([
+                        Expr::class(false, [('1', '9')]),
+                        Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+                    ]),
+                ]))),
+            ]),
+            "number" => {
+                let integer = self.shared_rule("integer");
+                let digits = Expr::repeat(Expr::class(false, [('0', '9')]), 1, None);
+                Expr::seq([
+                    integer,
+                    Expr::repeat(Expr::seq([Expr::literal("."), digits.clone()]), 0, Some(1)),
+                    Expr::repeat(
+                        Expr::seq([
+                            Expr::class(false, [('e', 'e'), ('E', 'E')]),
+                            Expr::repeat(Expr::class(false, [('-', '-'), ('+', '+')]), 0, Some(1)),
+                            digits,
+                        ]),
+                        0,
+                        Some(1),
+                    ),
+                ])
+            }
+            "boolean" => Expr::alt([Expr::literal("true"), Expr::literal("false")]),
+            "null" => Expr::literal("null"),
+            "ws" => Expr::seq([
+                Expr::repeat(Expr::literal("\n"), 0, Some(1)),
+                Expr::repeat(Expr::class(false, [(' ', ' '), ('\t', '\t')]), 0, Some(20)),
+            ]),
+            _ => Expr::empty(),
+        }
+    }
+
+    // ---- schemas -----------------------------------------------------------------------
+
+    /// The expression for values valid under `schema` (at `at`).
+    ///
+    /// # Errors
+    /// See [`CompileError`]; [`CompileError::Unsatisfiable`] when no value is valid.
+    pub fn schema(&mut self, schema: &Value, at: &Location) -> Result<Expr, CompileError> {
+        match schema {
+            Value::Bool(true) => Ok(self.shared_rule("value")),
+            Value::Bool(false) => Err(self.unsatisfiable(at, "the schema is `false`")),
+            Value::Object(map) => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    self.depth -= 1;
+                    return Err(CompileError::TooLarge {
+                        pointer: at.describe(self.doc),
+                        message: format!("schemas nested more than {MAX_DEPTH} deep"),
+                    });
+                }
+                let result = self.object_schema(map, at);
+                self.depth -= 1;
+                result
+            }
+            _ => Err(self.invalid(at, "a schema must be a JSON object or a boolean")),
+        }
+    }
+
+    fn object_schema(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        self.explain_keywords(map, at);
+        for dynamic in ["$dynamicRef", "$recursiveRef"] {
+            if let Some(reference) = map.get(dynamic).and_then(Value::as_str) {
+                self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
+                let mut rest = map.clone();
+                rest.remove(dynamic);
+                rest.insert("$ref".to_string(), Value::String(reference.to_string()));
+                return self.object_schema(&rest, at);
+            }
+        }
+        if let Some(reference) = map.get("$ref") {
+            let Some(reference) = reference.as_str() else {
+                return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
+            };
+            let target = self.doc.resolve(at, reference)?;
+            let constraining = map
+                .keys()
+                .any(|k| k != "$ref" && !is_annotation(k) && is_known(k));
+            if !constraining {
+                return self.ref_rule(&target);
+            }
+            let mut rest = map.clone();
+            rest.remove("$ref");
+            return match self.inline(&target)? {
+                Some(target_map) => {
+                    let merged = self.merge_at(&rest, &target_map, at, "$ref")?;
+                    self.inlining.push(target);
+                    let result = self.object_schema(&merged, at);
+                    self.inlining.pop();
+                    result
+                }
+                None => {
+                    // Recursive: keep the reference, enforce the siblings by validation.
+                    for key in rest.keys().filter(|k| is_known(k) && !is_annotation(k)) {
+                        self.validation_only(at, key, "beside a recursive `$ref`")?;
+                    }
+                    self.ref_rule(&target)
+                }
+            };
+        }
+        if let Some(all_of) = map.get("allOf") {
+            let Some(items) = all_of.as_array() else {
+                return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
+            };
+            let mut merged = map.clone();
+            merged.remove("allOf");
+            for (i, item) in items.iter().enumerate() {
+                let item_at = at.child("allOf").index(i);
+                let item_map = match item {
+                    Value::Bool(true) => continue,
+                    Value::Bool(false) => {
+                        return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
+                    }
+                    Value::Object(m) => self.absolutize(m, &item_at)?,
+                    _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
+                };
+                merged = self.merge_at(&merged, &item_map, &item_at, "allOf")?;
+            }
+            return self.object_schema(&merged, at);
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(branches) = map.get(key) {
+                return self.alternatives(map, key, branches, at);
+            }
+        }
+        self.plain(map, at)
+    }
+
+    /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
+    /// merged elsewhere, those must be absolute. Returns the map with its own `$ref`
+    /// inlined when it is only a reference.
+    fn absolutize(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &Location,
+    ) -> Result<Map<String, Value>, CompileError> {
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
+            if only_ref {
+                let target = self.doc.resolve(at, reference)?;
+                if let Some(inlined) = self.inline(&target)? {
+                    return Ok(inlined);
+                }
+            }
+        }
+        Ok(self.with_absolute_refs(map, at))
+    }
+
+    /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
+    /// being inlined already (recursion).
+    fn inline(&mut self, target: &Location) -> Result<Option<Map<String, Value>>, CompileError> {
+        if self.inlining.contains(target) || self.inlining.len() > 32 {
+            return Ok(None);
+        }
+        match self.doc.get(target) {
+            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(&map, target))),
+            Some(Value::Bool(true)) => Ok(Some(Map::new())),
+            Some(Value::Bool(false)) => {
+                let mut never = Map::new();
+                never.insert("not".to_string(), Value::Object(Map::new()));
+                Ok(Some(never))
+            }
+            _ => Err(self.invalid(target, "a `$ref` must point at a schema")),
+        }
+    }
+
+    fn with_absolute_refs(&self, map: &Map<String, Value>, at: &Location) -> Map<String, Value> {
+        let mut out = map.clone();
+        absolutize_refs(&mut out, at, self.doc);
+        out
+    }
+
+    fn merge_at(
+        &mut self,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+        at: &Location,
+        keyword: &str,
+    ) -> Result<Map<String, Value>, CompileError> {
+        let merged = merge(a, b);
+        for conflict in &merged.conflicts {
+            self.validation_only(
+                at,
+                keyword,
+                format!("`{conflict}` appears on both sides and cannot be intersected exactly"),
+            )?;
+        }
+        Ok(merged.schema)
+    }
+
+    /// One named rule per `$ref` target.
+    fn ref_rule(&mut self, target: &Location) -> Result<Expr, CompileError> {
+        if let Some(name) = self.ref_rules.get(target) {
+            return Ok(Expr::rule(name.clone()));
+        }
+        let name = self.fresh_name(&self.hint(target));
+        self.ref_rules.insert(target.clone(), name.clone());
+        let schema = self.doc.get(target).unwrap_or(Value::Bool(true));
+        let body = self.schema(&schema, target)?;
+        self.rules.push(Rule {
+            name: name.clone(),
+            body,
+            pos: gbnf::Pos::default(),
+        });
+        Ok(Expr::rule(name))
+    }
+
+    /// `anyOf` / `oneOf`: each branch merged with the rest of the schema.
+    fn alternatives(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        branches: &Value,
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        let Some(branches) = branches.as_array() else {
+            return Err(self.invalid(
+                &at.child(key),
+                format!("`{key}` must be an array of schemas"),
+            ));
+        };
+        let mut base = map.clone();
+        base.remove(key);
+        let base_constrains = base.keys().any(|k| is_known(k) && !is_annotation(k));
+        let mut arms = Vec::new();
+        let mut merged_branches = Vec::new();
+        for (i, branch) in branches.iter().enumerate() {
+            let branch_at = at.child(key).index(i);
+            let result = if base_constrains {
+                let branch_map = match branch {
+                    Value::Bool(true) => Map::new(),
+                    Value::Bool(false) => continue,
+                    Value::Object(m) => self.absolutize(m, &branch_at)?,
+                    _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
+                };
+                let merged = self.merge_at(&base, &branch_map, &branch_at, key)?;
+                merged_branches.push(merged.clone());
+                self.object_schema(&merged, &branch_at)
+            } else {
+                match branch {
+                    Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?),
+                    Value::Bool(true) => merged_branches.push(Map::new()),
+                    _ => {}
+                }
+                self.schema(branch, &branch_at)
+            };
+            match result {
+                Ok(expr) => arms.push(expr),
+                Err(CompileError::Unsatisfiable { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if arms.is_empty() {
+            return Err(self.unsatisfiable(
+                &at.child(key),
+                format!("no branch of `{key}` accepts any value"),
+            ));
+        }
+        if key == "oneOf" && !pairwise_disjoint(&merged_branches) {
+            self.validation_only(
+                at,
+                "oneOf",
+                "branches may overlap; the grammar accepts any branch (anyOf)",
+            )?;
+        }
+        let hint = self.hint(at);
+        Ok(if arms.len() == 1 {
+            arms.pop().unwrap_or_else(Expr::empty)
+        } else {
+            self.add_rule(&hint, Expr::alt(arms))
+        })
+    }
+
+    /// A schema without `$ref`, `allOf`, `anyOf`, `oneOf`.
+    fn plain(&mut self, map: &Map<String, Value>, at: &Location) -> Result<Expr, CompileError> {
+        let mut types = self.types(map, at)?;
+        if let Some(not) = map.get("not") {
+            self.not(not, &mut types, at)?;
+        }
+        if map.contains_key("if") && (map.contains_key("then") || map.contains_key("else")) {
+            self.validation_only(at, "if", "conditional schemas are checked after generation")?;
+        }
+        if map.contains_key("enum") || map.contains_key("const") {
+            return self.literals(map, &types, at);
+        }
+        if types.is_empty() {
+            return Err(self.unsatisfiable(at, "no type is allowed"));
+        }
+        let mut arms = Vec::new();
+        for t in &types {
+            let result = match *t {
+                "null" => Ok(self.shared_rule("null")),
+                "boolean" => Ok(self.shared_rule("boolean")),
+                "string" => super::scalars::string(self, map, at),
+                "integer" => super::scalars::number(self, map, at, true),
+                "number" => super::scalars::number(self, map, at, false),
+                "object" => super::objects::object(self, map, at),
+                "array" => super::arrays::array(self, map, at),
+                _ => continue,
+            };
+            match result {
+                Ok(expr) => arms.push(expr),
+                Err(CompileError::Unsatisfiable { .. }) if types.len() > 1 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if arms.is_empty() {
+            return Err(self.unsatisfiable(at, "no allowed type has a valid value"));
+        }
+        if arms.len() == 7 || (types.len() == 7 && arms.len() == 7) {
+            // Nothing constrains the value beyond what `value` accepts.
+        }
+        Ok(Expr::alt(arms))
+    }
+
+    /// The allowed types, in a fixed order; `integer` is dropped when `number` is allowed
+    /// (every integer is a number).
+    fn types(
+        &mut self,
+        map: &Map<String, Value>,
+        at: &Location,
+    ) -> Result<Vec<&'static str>, CompileError> {
+        let named: Vec<String> = match map.get("type") {
+            None => {
+                return Ok(vec![
+                    "null", "boolean", "object", "array", "number", "string",
+                ])
+            }
+            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::Array(items)) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item.as_str() {
+                        Some(t) => out.push(t.to_string()),
+                        None => {
+                            return Err(
+                                self.invalid(&at.child("type"), "`type` entries must be strings")
+                            )
+                        }
+                    }
+                }
+                out
+            }
+            Some(_) => {
+                return Err(self.invalid(
+                    &at.child("type"),
+                    "`type` must be a string or an array of strings",
+                ))
+            }
+        };
+        for name in &named {
+            if !TYPES.contains(&name.as_str()) {
+                let hint = keywords::suggest(name, TYPES)
+                    .map(|s| format!("; did you mean \"{s}\"?"))
+                    .unwrap_or_default();
+                return Err(self.invalid(
+                    &at.child("type"),
+                    format!(
+                        "unknown type \"{name}\" (the types are {}){hint}",
+                        TYPES.join(", ")
+                    ),
+                ));
+            }
+        }
+        let has = |t: &str| named.iter().any(|n| n == t);
+        Ok([
+            "null", "boolean", "object", "array", "number", "integer", "string",
+        ]
+        .into_iter()
+        .filter(|t| has(t) && !(*t == "integer" && has("number")))
+        .collect())
+    }
+
+    /// `not`: `{"type": …}` removes types exactly; anything else is validation-only.
+    fn not(
+        &mut self,
+        not: &Value,
+        types: &mut Vec<&'static str>,
+        at: &Location,
+    ) -> Result<(), CompileError> {
+        match not {
+            Value::Object(inner) if inner.len() == 1 && inner.contains_key("type") => {
+                let excluded = self.types(inner, &at.child("not"))?;
+                if excluded.contains(&"number") {
+                    types.retain(|t| *t != "number" && *t != "integer");
+                } else if excluded.contains(&"integer") && types.contains(&"number") {
+                    self.validation_only(at, "not", "non-integral numbers only")?;
+                } else {
+                    types.retain(|t| !excluded.contains(t));
+                }
+                Ok(())
+            }
+            Value::Bool(false) => Ok(()),
+            Value::Bool(true) => {
+                types.clear();
+                Ok(())
+            }
+            Value::Object(inner) if inner.is_empty() => {
+                types.clear();
+                Ok(())
+            }
+            _ => self.validation_only(at, "not", "a general `not` is checked after generation"),
+        }
+    }
+
+    /// `enum` / `const`: the canonical texts of the values that fit the rest of the schema.
+    fn literals(
+        &mut self,
+        map: &Map<String, Value>,
+        types: &[&str],
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        let mut values: Vec<Value> = match map.get("enum") {
+            Some(Value::Array(values)) => values.clone(),
+            Some(_) => return Err(self.invalid(&at.child("enum"), "`enum` must be an array")),
+            None => Vec::new(),
+        };
+        if let Some(c) = map.get("const") {
+            values = if map.contains_key("enum") {
+                values
+                    .into_iter()
+                    .filter(|v| super::merge::json_equal(v, c))
+                    .collect()
+            } else {
+                vec![c.clone()]
+            };
+        }
+        let mut texts: Vec<String> = Vec::new();
+        let mut unchecked = false;
+        for value in &values {
+            match canon::fits(value, map, types) {
+                canon::Fit::No => continue,
+                canon::Fit::Unchecked => unchecked = true,
+                canon::Fit::Yes => {}
+            }
+            let text = canon::canonical_text_of(value, map);
+            if !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        if unchecked {
+            self.validation_only(
+                at,
+                "enum",
+                "some values are not checked against the other keywords",
+            )?;
+        }
+        if texts.is_empty() {
+            return Err(self.unsatisfiable(at, "no `enum`/`const` value satisfies the schema"));
+        }
+        Ok(Expr::alt(texts.into_iter().map(Expr::literal)))
+    }
+}
+
+/// The shared rule names.
+const SHARED: &[&str] = &[
+    "value", "object", "array", "string", "char", "cchar", "number", "integer", "boolean", "null",
+    "ws",
+];
+
+fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {
+    fn walk(value: &mut Value, base_location: &Location, doc: &Document<'_>, depth: usize) {
+        if depth > super::document::MAX_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get_mut("$ref") {
+                    if let Ok(target) = doc.resolve(base_location, reference) {
+                        *reference = doc.absolute_uri(&target);
+                    }
+                }
+                for (key, child) in map.iter_mut() {
+                    if key != "enum" && key != "const" && key != "default" && key != "examples" {
+                        walk(child, base_location, doc, depth + 1);
+                    }
+                }
+            }
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|i| walk(i, base_location, doc, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(std::mem::take(map));
+    walk(&mut value, at, doc, 0);
+    if let Value::Object(m) = value {
+        *map = m;
+    }
+}
+
+/// Are the branches provably disjoint? Different types, or a property both require with
+/// disjoint `const`/`enum` values.
+fn pairwise_disjoint(branches: &[Map<String, Value>]) -> bool {
+    for (i, a) in branches.iter().enumerate() {
+        for b in &branches[i + 1..] {
+            if !disjoint(a, b) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    let types = |m: &Map<String, Value>| -> Option<Vec<String>> {
+        let mut set: Vec<String> = match m.get("type")? {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => return None,
+        };
+        if set.iter().any(|t| t == "number") {
+            set.push("integer".to_string());
+        }
+        Some(set)
+    };
+    if let (Some(ta), Some(tb)) = (types(a), types(b)) {
+        if ta.iter().all(|t| !tb.contains(t)) {
+            return true;
+        }
+    }
+    let literal_values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
+        if let Some(c) = m.get("const") {
+            return Some(vec![c.clone()]);
+        }
+        m.get("enum").and_then(Value::as_array).cloned()
+    };
+    if let (Some(va), Some(vb)) = (literal_values(a), literal_values(b)) {
+        if va
+            .iter()
+            .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
+        {
+            return true;
+        }
+    }
+    let props = |m: &Map<String, Value>| m.get("properties").and_then(Value::as_object).cloned();
+    let required = |m: &Map<String, Value>, k: &str| {
+        m.get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(k)))
+    };
+    if let (Some(pa), Some(pb)) = (props(a), props(b)) {
+        for (key, sa) in &pa {
+            let Some(sb) = pb.get(key) else { continue };
+            if !(required(a, key) && required(b, key)) {
+                continue;
+            }
+            if let (Value::Object(ma), Value::Object(mb)) = (sa, sb) {
+                if let (Some(va), Some(vb)) = (literal_values(ma), literal_values(mb)) {
+                    if va
+                        .iter()
+                        .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,327 @@
+//! `allOf` by merging: two schema objects → one that accepts exactly the values both
+//! accept, keyword by keyword. Where an exact intersection is not expressible as one
+//! schema (two different `pattern`s, say), the first schema's keyword is kept and the
+//! keyword is returned as a conflict, which the caller reports as validation-only.
+
+use serde_json::{Map, Value};
+
+use super::keywords::is_annotation;
+
+/// The result of a merge: the merged schema, and the keywords it could not intersect.
+pub struct Merged {
+    /// The merged schema object.
+    pub schema: Map<String, Value>,
+    /// Keywords whose intersection is not exact (the first schema's value was kept).
+    pub conflicts: Vec<String>,
+}
+
+/// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
+/// already inlined.
+pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
+    let mut out = a.clone();
+    let mut conflicts = Vec::new();
+    // What is "unevaluated" depends on the schemas around it: merging changes it.
+    for key in ["unevaluatedProperties", "unevaluatedItems"] {
+        let relevant = |m: &Map<String, Value>| m.get(key).is_some_and(|v| v != &Value::Bool(true));
+        if relevant(a) || relevant(b) {
+            conflicts.push(key.to_string());
+        }
+    }
+    // Properties that one side declares and the other treats as "additional".
+    cross_additional(a, b, &mut out);
+    cross_additional(b, a, &mut out);
+    for (key, vb) in b {
+        let Some(va) = a.get(key) else {
+            if !out.contains_key(key) {
+                out.insert(key.clone(), vb.clone());
+            }
+            continue;
+        };
+        if va == vb {
+            continue;
+        }
+        let merged = match key.as_str() {
+            "type" => Some(merge_types(va, vb)),
+            "enum" | "const" => None, // handled below, together
+            "minimum" | "minLength" | "minItems" | "minProperties" | "minContains" => {
+                Some(pick_number(va, vb, true))
+            }
+            "maximum" | "maxLength" | "maxItems" | "maxProperties" | "maxContains" => {
+                Some(pick_number(va, vb, false))
+            }
+            "exclusiveMinimum" | "exclusiveMaximum" if va.is_number() && vb.is_number() => {
+                Some(pick_number(va, vb, key == "exclusiveMinimum"))
+            }
+            "required" => Some(union_strings(va, vb)),
+            "properties" | "patternProperties" | "dependentSchemas" => merge_maps(va, vb),
+            "dependentRequired" => merge_dependent_required(va, vb),
+            "additionalProperties"
+            | "items"
+            | "additionalItems"
+            | "propertyNames"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => {
+                if va.is_object() || vb.is_object() || va.is_boolean() {
+                    Some(all_of(va, vb))
+                } else {
+                    None
+                }
+            }
+            "prefixItems" => merge_prefix(va, vb),
+            "anyOf" | "oneOf" => None,
+            "not" => Some(serde_json::json!({"anyOf": [va, vb]})),
+            "uniqueItems" => Some(Value::Bool(
+                va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
+            )),
+            k if is_annotation(k) => Some(va.clone()),
+            _ => None,
+        };
+        match merged {
+            Some(value) => {
+                out.insert(key.clone(), value);
+            }
+            None if matches!(key.as_str(), "enum" | "const") => {}
+            None if key == "anyOf" || key == "oneOf" => {
+                // (x1 ∨ x2) ∧ (y1 ∨ y2) = ∨ (xi ∧ yj); for oneOf, exactly one x and exactly
+                // one y hold exactly when exactly one pair does.
+                match distribute(va, vb) {
+                    Some(pairs) => {
+                        out.insert(key.clone(), pairs);
+                    }
+                    None => conflicts.push(key.clone()),
+                }
+            }
+            None => conflicts.push(key.clone()),
+        }
+    }
+    merge_enums(a, b, &mut out);
+    Merged {
+        schema: out,
+        conflicts,
+    }
+}
+
+/// `{"allOf": [a, b]}`, flattened when either side is `true`.
+fn all_of(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Bool(true), other) | (other, Value::Bool(true)) => other.clone(),
+        (Value::Bool(false), _) | (_, Value::Bool(false)) => Value::Bool(false),
+        _ => serde_json::json!({"allOf": [a, b]}),
+    }
+}
+
+/// Properties `b` declares that `a` does not, while `a` constrains additional properties:
+/// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
+fn cross_additional(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let Some(additional) = a.get("additionalProperties") else {
+        return;
+    };
+    if additional == &Value::Bool(true) || a.contains_key("patternProperties") {
+        return;
+    }
+    let a_props = a.get("properties").and_then(Value::as_object);
+    let Some(b_props) = b.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let mut merged_props = out
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (name, schema) in b_props {
+        if a_props.is_some_and(|p| p.contains_key(name)) {
+            continue;
+        }
+        let current = merged_props
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| schema.clone());
+        merged_props.insert(name.clone(), all_of(&current, additional));
+    }
+    out.insert("properties".to_string(), Value::Object(merged_props));
+}
+
+/// The largest number of branches distributing two `anyOf`s may produce.
+const MAX_DISTRIBUTED: usize = 64;
+
+fn distribute(a: &Value, b: &Value) -> Option<Value> {
+    let (xs, ys) = (a.as_array()?, b.as_array()?);
+    if xs.len() * ys.len() > MAX_DISTRIBUTED {
+        return None;
+    }
+    Some(Value::Array(
+        xs.iter()
+            .flat_map(|x| ys.iter().map(move |y| all_of(x, y)))
+            .collect(),
+    ))
+}
+
+fn merge_types(a: &Value, b: &Value) -> Value {
+    let set = |v: &Value| -> Vec<String> {
+        match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (sa, sb) = (set(a), set(b));
+    let mut out = Vec::new();
+    for t in &sa {
+        let integral = (t == "number" && sb.iter().any(|x| x == "integer"))
+            || (t == "integer" && sb.iter().any(|x| x == "number"));
+        if sb.contains(t) {
+            out.push(t.clone());
+        } else if integral {
+            out.push("integer".to_string());
+        }
+    }
+    out.dedup();
+    Value::Array(out.into_iter().map(Value::String).collect())
+}
+
+fn pick_number(a: &Value, b: &Value, larger: bool) -> Value {
+    let (Some(x), Some(y)) = (a.as_f64(), b.as_f64()) else {
+        return a.clone();
+    };
+    if (x >= y) == larger {
+        a.clone()
+    } else {
+        b.clone()
+    }
+}
+
+fn union_strings(a: &Value, b: &Value) -> Value {
+    let mut out: Vec<Value> = a.as_array().cloned().unwrap_or_default();
+    for v in b.as_array().into_iter().flatten() {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    Value::Array(out)
+}
+
+fn merge_maps(a: &Value, b: &Value) -> Option<Value> {
+    let (ma, mb) = (a.as_object()?, b.as_object()?);
+    let mut out = ma.clone();
+    for (k, vb) in mb {
+        let merged = match ma.get(k) {
+            Some(va) => all_of(va, vb),
+            None => vb.clone(),
+        };
+        out.insert(k.clone(), merged);
+    }
+    Some(Value::Object(out))
+}
+
+fn merge_dependent_required(a: &Value, b: &Value) -> Option<Value> {
+    let (ma, mb) = (a.as_object()?, b.as_object()?);
+    let mut out = ma.clone();
+    for (k, vb) in mb {
+        let merged = match ma.get(k) {
+            Some(va) => union_strings(va, vb),
+            None => vb.clone(),
+        };
+        out.insert(k.clone(), merged);
+    }
+    Some(Value::Object(out))
+}
+
+fn merge_prefix(a: &Value, b: &Value) -> Option<Value> {
+    let (pa, pb) = (a.as_array()?, b.as_array()?);
+    if pa.len() != pb.len() {
+        return None;
+    }
+    Some(Value::Array(
+        pa.iter().zip(pb).map(|(x, y)| all_of(x, y)).collect(),
+    ))
+}
+
+/// `enum`/`const` on both sides: the values common to both, as one `enum`.
+fn merge_enums(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
+        let mut v: Option<Vec<Value>> = m.get("enum").and_then(Value::as_array).cloned();
+        if let Some(c) = m.get("const") {
+            v = Some(match v {
+                Some(list) => list.into_iter().filter(|x| json_equal(x, c)).collect(),
+                None => vec![c.clone()],
+            });
+        }
+        v
+    };
+    let merged = match (values(a), values(b)) {
+        (Some(x), Some(y)) => x
+            .into_iter()
+            .filter(|v| y.iter().any(|w| json_equal(v, w)))
+            .collect(),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => return,
+    };
+    out.remove("const");
+    out.insert("enum".to_string(), Value::Array(merged));
+}
+
+/// JSON Schema equality: numbers compare by value (`1` equals `1.0`).
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q && (x.is_f64() || y.is_f64() || x == y),
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn intersects_bounds_types_and_required() {
+        let m = merge(
+            &obj(json!({"type": ["number", "string"], "minimum": 1, "required": ["a"]})),
+            &obj(json!({"type": "integer", "minimum": 5, "maximum": 9, "required": ["b"]})),
+        );
+        assert!(m.conflicts.is_empty());
+        assert_eq!(m.schema["type"], json!(["integer"]));
+        assert_eq!(m.schema["minimum"], json!(5));
+        assert_eq!(m.schema["maximum"], json!(9));
+        assert_eq!(m.schema["required"], json!(["a", "b"]));
+    }
+
+    #[test]
+    fn enums_intersect_and_patterns_conflict() {
+        let m = merge(
+            &obj(json!({"enum": [1, 2, 3], "pattern": "a"})),
+            &obj(json!({"enum": [2.0, 3, 4], "pattern": "b"})),
+        );
+        assert_eq!(m.schema["enum"], json!([2, 3]));
+        assert_eq!(m.conflicts, vec!["pattern".to_string()]);
+    }
+
+    #[test]
+    fn properties_additional_in_one_side_obey_its_additional_schema() {
+        let m = merge(
+            &obj(json!({"properties": {"a": {}}, "additionalProperties": false})),
+            &obj(json!({"properties": {"b": {"type": "string"}}})),
+        );
+        assert_eq!(m.schema["properties"]["b"], json!(false));
+        assert_eq!(m.schema["additionalProperties"], json!(false));
+    }
+}

@@ -1,0 +1,369 @@
+//! Objects: `properties` in schema order (optional ones may be left out, never
+//! reordered), `required`, `additionalProperties` (absent means allowed; `closed` makes it
+//! `false`), with extra keys that can never collide with declared ones.
+//!
+//! The members form a comma-separated list in a fixed order: the declared properties,
+//! then any number of extra members. With `S(k)` the list from declared property `k` on
+//! (no leading comma) and `T(k)` its continuation after something was written (each item
+//! preceded by a comma):
+//!
+//! ```text
+//! S(k) = P(k) T(k+1)            when k is required
+//! S(k) = P(k) T(k+1) | S(k+1)   when k is optional
+//! T(k) = "," P(k) T(k+1)        when k is required
+//! T(k) = ("," P(k))? T(k+1)     when k is optional
+//! S(n) = (E ("," E)*)?          T(n) = ("," E)*
+//! ```
+
+use serde_json::{Map, Value};
+
+use super::document::Location;
+use super::emit::Emitter;
+use super::CompileError;
+use crate::gbnf::Expr;
+use crate::json_text::{self, encode_str};
+
+/// The longest declared property name the extra-key exclusion handles.
+const MAX_EXCLUDED_NAME: usize = 256;
+
+struct Member {
+    /// The member's text: `"name":value`.
+    expr: Expr,
+    required: bool,
+}
+
+/// The expression for objects valid under `map`.
+///
+/// # Errors
+/// Unsatisfiable required properties; invalid keyword values.
+pub fn object(
+    e: &mut Emitter<'_, '_, '_>,
+    map: &Map<String, Value>,
+    at: &Location,
+) -> Result<Expr, CompileError> {
+    let properties: Map<String, Value> = match map.get("properties") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return Err(e.invalid(&at.child("properties"), "`properties` must be an object")),
+    };
+    let required: Vec<String> = match map.get("required") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        Some(_) => {
+            return Err(e.invalid(
+                &at.child("required"),
+                "`required` must be an array of names",
+            ))
+        }
+    };
+    let additional: Value = match (
+        map.get("additionalProperties"),
+        map.get("unevaluatedProperties"),
+    ) {
+        (Some(v), _) => v.clone(),
+        // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
+        // `unevaluatedProperties` governs the undeclared keys.
+        (None, Some(v)) if !map.contains_key("patternProperties") => v.clone(),
+        (None, _) if e.options.closed || e.closed_by_response_format() => Value::Bool(false),
+        (None, _) => Value::Bool(true),
+    };
+    let mut extras_allowed = additional != Value::Bool(false);
+    if map.contains_key("patternProperties") {
+        e.restricted(
+            at,
+            "patternProperties",
+            "keys other than the declared properties are not generated",
+        );
+        extras_allowed = false;
+        if !properties.is_empty() {
+            e.validation_only(
+                at,
+                "patternProperties",
+                "declared properties are not checked against the patterns",
+            )?;
+        }
+    }
+    let mut names_schema: Option<Value> = None;
+    match map.get("propertyNames") {
+        None | Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => {
+            extras_allowed = false;
+            if !properties.is_empty() || !required.is_empty() {
+                e.validation_only(
+                    at,
+                    "propertyNames",
+                    "`false`: declared properties are not removed",
+                )?;
+            }
+        }
+        Some(names) => {
+            if properties.is_empty() && required.is_empty() {
+                // Extra keys are strings valid under propertyNames.
+                let mut string = Map::new();
+                string.insert("type".to_string(), Value::String("string".to_string()));
+                let names_map = names.as_object().cloned().unwrap_or_default();
+                names_schema = Some(Value::Object(
+                    super::merge::merge(&string, &names_map).schema,
+                ));
+            } else {
+                if extras_allowed {
+                    e.restricted(
+                        at,
+                        "propertyNames",
+                        "keys other than the declared properties are not generated",
+                    );
+                }
+                extras_allowed = false;
+                e.validation_only(
+                    at,
+                    "propertyNames",
+                    "declared property names are not checked against it",
+                )?;
+            }
+        }
+    }
+    for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
+        if map.contains_key(key) {
+            e.validation_only(
+                at,
+                key,
+                "dependencies between properties are checked after generation",
+            )?;
+        }
+    }
+
+    let hint = e.hint(at);
+    let colon = e.token(":");
+    let mut members: Vec<Member> = Vec::new();
+    let mut declared: Vec<String> = Vec::new();
+    for (name, schema) in &properties {
+        declared.push(name.clone());
+        let is_required = required.contains(name);
+        let value = match e.schema(schema, &at.child("properties").child(name)) {
+            Ok(value) => value,
+            Err(CompileError::Unsatisfiable { .. }) if !is_required => continue,
+            Err(err) => return Err(err),
+        };
+        members.push(Member {
+            expr: Expr::seq([
+                Expr::literal(format!("\"{}\"", encode_str(name))),
+                colon.clone(),
+                value,
+            ]),
+            required: is_required,
+        });
+    }
+    // Required names without a declared schema: extra members that must appear.
+    for name in required.iter().filter(|r| !properties.contains_key(*r)) {
+        if !extras_allowed && additional == Value::Bool(false) {
+            return Err(e.unsatisfiable(
+                &at.child("required"),
+                format!("`{name}` is required but `additionalProperties` forbids it"),
+            ));
+        }
+        declared.push(name.clone());
+        let value = e.schema(&additional, &at.child("additionalProperties"))?;
+        members.push(Member {
+            expr: Expr::seq([
+                Expr::literal(format!("\"{}\"", encode_str(name))),
+                colon.clone(),
+                value,
+            ]),
+            required: true,
+        });
+    }
+
+    let extra = if extras_allowed {
+        match e.schema(&additional, &at.child("additionalProperties")) {
+            Ok(value) => {
+                let key = match &names_schema {
+                    Some(names) => match e.schema(names, &at.child("propertyNames")) {
+                        Ok(key) => Some(key),
+                        Err(CompileError::Unsatisfiable { .. }) => None,
+                        Err(err) => return Err(err),
+                    },
+                    None => extra_key(&declared, e, at),
+                };
+                key.map(|key| {
+                    e.add_rule(
+                        &format!("{hint}-extra"),
+                        Expr::seq([key, colon.clone(), value]),
+                    )
+                })
+            }
+            Err(CompileError::Unsatisfiable { .. }) => None,
+            Err(err) => return Err(err),
+        }
+    } else {
+        None
+    };
+
+    counts(e, map, at, &members, extra.is_some())?;
+
+    let comma = e.token(",");
+    let open = e.token("{");
+    let close = e.token("}");
+    // Build from the end: T(n), S(n), then each k downwards.
+    let (mut tail, mut start) = match &extra {
+        Some(extra) => (
+            Expr::repeat(Expr::seq([comma.clone(), extra.clone()]), 0, None),
+            Expr::repeat(
+                Expr::seq([
+                    extra.clone(),
+                    Expr::repeat(Expr::seq([comma.clone(), extra.clone()]), 0, None),
+                ]),
+                0,
+                Some(1),
+            ),
+        ),
+        None => (Expr::empty(), Expr::empty()),
+    };
+    let many = members.len() > 3;
+    for (k, member) in members.iter().enumerate().rev() {
+        let next_tail = tail.clone();
+        let item = Expr::seq([comma.clone(), member.expr.clone()]);
+        let new_tail = if member.required {
+            Expr::seq([item, next_tail.clone()])
+        } else {
+            Expr::seq([Expr::repeat(item, 0, Some(1)), next_tail.clone()])
+        };
+        let new_start = if member.required {
+            Expr::seq([member.expr.clone(), next_tail])
+        } else {
+            Expr::alt([Expr::seq([member.expr.clone(), next_tail]), start.clone()])
+        };
+        // Name the pieces so shared tails are written once: T(k) is used by T(k-1) and
+        // S(k-1); S(k) only by an optional S(k-1).
+        if many && k > 0 {
+            tail = e.add_rule(&format!("{hint}-tail-{k}"), new_tail);
+            start = if members[k - 1].required {
+                new_start
+            } else {
+                e.add_rule(&format!("{hint}-from-{k}"), new_start)
+            };
+        } else {
+            tail = new_tail;
+            start = new_start;
+        }
+    }
+    let body = Expr::seq([open, start, close]);
+    Ok(e.add_rule(&hint, body))
+}
+
+/// `minProperties` / `maxProperties`: enforced when the structure already guarantees
+/// them; otherwise validation-only.
+fn counts(
+    e: &mut Emitter<'_, '_, '_>,
+    map: &Map<String, Value>,
+    at: &Location,
+    members: &[Member],
+    extras: bool,
+) -> Result<(), CompileError> {
+    let required = members.iter().filter(|m| m.required).count() as u64;
+    let most = members.len() as u64;
+    if let Some(min) = e.count(map, "minProperties", at)? {
+        if !extras && min > most {
+            return Err(e.unsatisfiable(
+                at,
+                format!("`minProperties` {min} is more than the {most} properties allowed"),
+            ));
+        }
+        if min > required {
+            e.validation_only(
+                at,
+                "minProperties",
+                "the count of optional properties is checked after generation",
+            )?;
+        }
+    }
+    if let Some(max) = e.count(map, "maxProperties", at)? {
+        if max < required {
+            return Err(e.unsatisfiable(
+                at,
+                format!("`maxProperties` {max} is fewer than the {required} required properties"),
+            ));
+        }
+        if extras || max < most {
+            e.validation_only(
+                at,
+                "maxProperties",
+                "the count of optional properties is checked after generation",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A JSON string key that is none of `declared` (canonically spelled, so a declared name
+/// cannot sneak in through an escape).
+fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) -> Option<Expr> {
+    let any_run = Expr::repeat(e.shared_rule("cchar"), 0, None);
+    if declared.is_empty() {
+        return Some(Expr::seq([
+            Expr::literal("\""),
+            any_run,
+            Expr::literal("\""),
+        ]));
+    }
+    if declared
+        .iter()
+        .any(|d| d.chars().count() > MAX_EXCLUDED_NAME)
+    {
+        e.restricted(
+            at,
+            "additionalProperties",
+            "a declared name is too long to exclude; extra keys are not generated",
+        );
+        return None;
+    }
+    let names: Vec<Vec<char>> = declared.iter().map(|d| d.chars().collect()).collect();
+    let body = not_in(&names, 0, &any_run);
+    let hint = e.hint(at);
+    let contents = e.add_rule(&format!("{hint}-key"), body);
+    Some(Expr::seq([
+        Expr::literal("\""),
+        contents,
+        Expr::literal("\""),
+    ]))
+}
+
+/// Canonical strings that are none of `names` (all sharing the first `depth` chars).
+fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr) -> Expr {
+    let mut arms = Vec::new();
+    if !names.iter().any(|n| n.len() == depth) {
+        arms.push(Expr::empty());
+    }
+    let mut next: Vec<char> = names.iter().filter_map(|n| n.get(depth).copied()).collect();
+    next.sort_unstable();
+    next.dedup();
+    // A character no name continues with, then anything.
+    let mut others: Vec<(u32, u32)> = Vec::new();
+    let mut from = 0u32;
+    for c in &next {
+        let v = u32::from(*c);
+        if v > from {
+            others.push((from, v - 1));
+        }
+        from = v + 1;
+    }
+    others.push((from, 0x10FFFF));
+    if let Some(other) = json_text::chars_expr(&others) {
+        arms.push(Expr::seq([Expr::Group(Box::new(other)), any_run.clone()]));
+    }
+    for c in next {
+        let group: Vec<Vec<char>> = names
+            .iter()
+            .filter(|n| n.get(depth) == Some(&c))
+            .cloned()
+            .collect();
+        let rest = not_in(&group, depth + 1, any_run);
+        arms.push(Expr::seq([
+            Expr::literal(json_text::encode_char(c)),
+            Expr::Group(Box::new(rest)),
+        ]));
+    }
+    Expr::alt(arms)
+}
