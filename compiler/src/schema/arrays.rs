@@ -180,32 +180,43 @@ fn unevaluated_items(map: &Map<String, Value>) -> Value {
         .unwrap_or(Value::Bool(true))
 }
 
-/// `x{min,max}` for any bounds: runs above llama.cpp's limit of 2000 are split into
-/// several repetitions (`x{a,b} x{c,d}` accepts `x{a+c,b+d}`).
+/// `x{min,max}` for any bounds, unambiguously: llama.cpp keeps bounds up to 2000, so the
+/// required part becomes fixed chunks (`x{2000} x{500}`) and the optional part nests
+/// (`x{0,N}` = `x{2000} x{0,N-2000} | x{0,1999}`), so that every length has exactly one
+/// parse — splitting it into `x{0,2000} x{0,2000}` would make recognizers (and llama.cpp's
+/// stacks) explode on long runs.
 pub fn bounded_repeat(x: Expr, min: u64, max: Option<u64>) -> Expr {
     let limit = u64::from(MAX_REPEAT);
     let mut parts = Vec::new();
-    let mut min_left = min;
-    let mut max_left = max;
-    loop {
-        let lo = min_left.min(limit);
-        let hi = match max_left {
-            Some(m) => Some(m.min(limit)),
-            None if min_left <= limit => None,
-            None => Some(limit),
-        };
-        parts.push(Expr::repeat(x.clone(), lo as u32, hi.map(|h| h as u32)));
-        min_left -= lo;
-        max_left = max_left.map(|m| m - hi.unwrap_or(m));
-        let done = match max_left {
-            Some(m) => m == 0 && min_left == 0,
-            None => hi.is_none(),
-        };
-        if done {
-            break;
-        }
+    let mut required = min;
+    while required > 0 {
+        let chunk = required.min(limit);
+        parts.push(Expr::repeat(x.clone(), chunk as u32, Some(chunk as u32)));
+        required -= chunk;
+    }
+    match max {
+        None => parts.push(Expr::repeat(x, 0, None)),
+        Some(max) => parts.push(optional_run(&x, max.saturating_sub(min))),
     }
     Expr::seq(parts)
+}
+
+/// `x{0,n}` for any n, one parse per length.
+fn optional_run(x: &Expr, n: u64) -> Expr {
+    let limit = u64::from(MAX_REPEAT);
+    if n == 0 {
+        return Expr::empty();
+    }
+    if n <= limit {
+        return Expr::repeat(x.clone(), 0, Some(n as u32));
+    }
+    Expr::Group(Box::new(Expr::alt([
+        Expr::seq([
+            Expr::repeat(x.clone(), limit as u32, Some(limit as u32)),
+            optional_run(x, n - limit),
+        ]),
+        Expr::repeat(x.clone(), 0, Some(limit as u32 - 1)),
+    ])))
 }
 
 #[cfg(test)]

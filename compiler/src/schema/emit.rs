@@ -266,6 +266,34 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Expr::rule(entry)
     }
 
+    /// A prefix from `hint` under which numbered rules (`{prefix}-{n}`) cannot collide
+    /// with any other rule.
+    pub fn fresh_prefix(&mut self, hint: &str) -> String {
+        loop {
+            let prefix = self.fresh_name(hint);
+            let clash = self.names.iter().any(|n| {
+                n.strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.starts_with('-'))
+            });
+            if !clash {
+                return prefix;
+            }
+        }
+    }
+
+    /// Adds rules with the names they come with (under a prefix from
+    /// [`Emitter::fresh_prefix`]).
+    pub fn add_named_rules_exact(&mut self, rules: Vec<(String, Expr)>) {
+        for (name, body) in rules {
+            self.names.insert(name.clone());
+            self.rules.push(Rule {
+                name,
+                body,
+                pos: gbnf::Pos::default(),
+            });
+        }
+    }
+
     /// A rule name derived from `hint`: only `[a-zA-Z0-9-]`, unique.
     pub fn fresh_name(&mut self, hint: &str) -> String {
         let mut base: String = hint

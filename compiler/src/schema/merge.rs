@@ -27,9 +27,6 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
             conflicts.push(key.to_string());
         }
     }
-    // Properties that one side declares and the other treats as "additional".
-    cross_additional(a, b, &mut out);
-    cross_additional(b, a, &mut out);
     for (key, vb) in b {
         let Some(va) = a.get(key) else {
             if !out.contains_key(key) {
@@ -96,6 +93,11 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         }
     }
     merge_enums(a, b, &mut out);
+    // Properties that one side declares and the other treats as "additional".
+    cross_additional(a, b, &mut out);
+    cross_additional(b, a, &mut out);
+    cross_items(a, b, &mut out);
+    cross_items(b, a, &mut out);
     Merged {
         schema: out,
         conflicts,
@@ -108,6 +110,21 @@ fn all_of(a: &Value, b: &Value) -> Value {
         (Value::Bool(true), other) | (other, Value::Bool(true)) => other.clone(),
         (Value::Bool(false), _) | (_, Value::Bool(false)) => Value::Bool(false),
         _ => serde_json::json!({"allOf": [a, b]}),
+    }
+}
+
+/// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
+/// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
+fn cross_items(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let (Some(Value::Array(_)), Some(items)) = (a.get("prefixItems"), b.get("items")) else {
+        return;
+    };
+    if b.contains_key("prefixItems") || items.is_array() || items == &Value::Bool(true) {
+        return;
+    }
+    if let Some(Value::Array(prefix)) = out.get("prefixItems").cloned() {
+        let merged: Vec<Value> = prefix.iter().map(|p| all_of(p, items)).collect();
+        out.insert("prefixItems".to_string(), Value::Array(merged));
     }
 }
 
