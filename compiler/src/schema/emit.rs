@@ -435,6 +435,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
             "char" => json_text::any_string_char(),
             "cchar" => json_text::any_canonical_char(),
+            "cesc" => json_text::chars_expr(&[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
+                .unwrap_or_else(Expr::empty),
             "integer" => Expr::seq([
                 Expr::repeat(Expr::literal("-"), 0, Some(1)),
                 Expr::Group(Box::new(Expr::alt([

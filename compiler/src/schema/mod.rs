@@ -169,7 +169,7 @@ impl Compiled {
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum CompileError {
     /// The input is not a schema (wrong type for a keyword, unknown `type` name, …).
-    #[error("{pointer}: {message}")]
+    #[error("{}: {message}", show(pointer))]
     Invalid {
         /// Where.
         pointer: String,
@@ -177,7 +177,7 @@ pub enum CompileError {
         message: String,
     },
     /// No value satisfies the schema.
-    #[error("{pointer}: the schema accepts no value: {message}")]
+    #[error("{}: the schema accepts no value: {message}", show(pointer))]
     Unsatisfiable {
         /// Where.
         pointer: String,
@@ -185,7 +185,7 @@ pub enum CompileError {
         message: String,
     },
     /// A `$ref` that cannot be resolved.
-    #[error("{pointer}: cannot resolve $ref `{reference}`: {message}")]
+    #[error("{}: cannot resolve $ref `{reference}`: {message}", show(pointer))]
     Unresolved {
         /// Where.
         pointer: String,
@@ -195,7 +195,10 @@ pub enum CompileError {
         message: String,
     },
     /// A keyword that can only be enforced by validation, under `strict`.
-    #[error("{pointer}: `{keyword}` cannot be enforced by the grammar (strict mode): {message}")]
+    #[error(
+        "{}: `{keyword}` cannot be enforced by the grammar (strict mode): {message}",
+        show(pointer)
+    )]
     Strict {
         /// Where.
         pointer: String,
@@ -205,13 +208,22 @@ pub enum CompileError {
         message: String,
     },
     /// The schema is too large or too deep to compile.
-    #[error("{pointer}: {message}")]
+    #[error("{}: {message}", show(pointer))]
     TooLarge {
         /// Where.
         pointer: String,
         /// What limit was hit.
         message: String,
     },
+}
+
+/// A JSON pointer for messages: the root is `/` rather than the empty string.
+fn show(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "/"
+    } else {
+        pointer
+    }
 }
 
 /// Compiles a schema, a boolean schema or an OpenAI `response_format` to a grammar.

@@ -320,7 +320,8 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
         return None;
     }
     let names: Vec<Vec<char>> = declared.iter().map(|d| d.chars().collect()).collect();
-    let body = not_in(&names, 0, &any_run);
+    let escapes = e.shared_rule("cesc");
+    let body = not_in(&names, 0, &any_run, &escapes);
     let hint = e.hint(at);
     let contents = e.add_rule(&format!("{hint}-key"), body);
     Some(Expr::seq([
@@ -331,7 +332,7 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
 }
 
 /// Canonical strings that are none of `names` (all sharing the first `depth` chars).
-fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr) -> Expr {
+fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr, escapes: &Expr) -> Expr {
     let mut arms = Vec::new();
     if !names.iter().any(|n| n.len() == depth) {
         arms.push(Expr::empty());
@@ -339,19 +340,28 @@ fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr) -> Expr {
     let mut next: Vec<char> = names.iter().filter_map(|n| n.get(depth).copied()).collect();
     next.sort_unstable();
     next.dedup();
-    // A character no name continues with, then anything.
-    let mut others: Vec<(u32, u32)> = Vec::new();
-    let mut from = 0u32;
-    for c in &next {
-        let v = u32::from(*c);
-        if v > from {
-            others.push((from, v - 1));
-        }
-        from = v + 1;
-    }
-    others.push((from, 0x10FFFF));
-    if let Some(other) = json_text::chars_expr(&others) {
+    // A character no name continues with, then anything. Names made of plain characters
+    // (the usual case) leave every escape free, which keeps this small.
+    let plain = |c: &char| !matches!(c, '"' | '\\' | '\u{0}'..='\u{1f}');
+    if next.iter().all(plain) {
+        let mut excluded: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
+        excluded.extend(next.iter().map(|&c| (c, c)));
+        let other = Expr::alt([Expr::class(true, excluded), escapes.clone()]);
         arms.push(Expr::seq([Expr::Group(Box::new(other)), any_run.clone()]));
+    } else {
+        let mut others: Vec<(u32, u32)> = Vec::new();
+        let mut from = 0u32;
+        for c in &next {
+            let v = u32::from(*c);
+            if v > from {
+                others.push((from, v - 1));
+            }
+            from = v + 1;
+        }
+        others.push((from, 0x10FFFF));
+        if let Some(other) = json_text::chars_expr(&others) {
+            arms.push(Expr::seq([Expr::Group(Box::new(other)), any_run.clone()]));
+        }
     }
     for c in next {
         let group: Vec<Vec<char>> = names
@@ -359,7 +369,7 @@ fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr) -> Expr {
             .filter(|n| n.get(depth) == Some(&c))
             .cloned()
             .collect();
-        let rest = not_in(&group, depth + 1, any_run);
+        let rest = not_in(&group, depth + 1, any_run, escapes);
         arms.push(Expr::seq([
             Expr::literal(json_text::encode_char(c)),
             Expr::Group(Box::new(rest)),
