@@ -39,6 +39,12 @@ fn corpora_stay_at_or_above_the_baseline_with_no_unsound_enforced_keyword() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
-    assert!(out.status.success(), "conformance regressed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("draft2020-12") && stdout.contains("Github_easy"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "conformance regressed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("draft2020-12") && stdout.contains("Github_easy"),
+        "{stdout}"
+    );
 }
