@@ -117,6 +117,9 @@ pub fn array(
             ),
         ));
     }
+    if positional.is_empty() && min == 0 && max.is_none() && rest == Value::Bool(true) {
+        return Ok(e.shared_rule("array"));
+    }
     let comma = e.token(",");
     let hint = e.hint(at);
     // The elements after the prefix, each preceded by a comma.

@@ -135,6 +135,17 @@ pub fn object(
         }
     }
 
+    let unconstrained = properties.is_empty()
+        && required.is_empty()
+        && additional == Value::Bool(true)
+        && extras_allowed
+        && names_schema.is_none()
+        && !["minProperties", "maxProperties"]
+            .iter()
+            .any(|k| map.contains_key(*k));
+    if unconstrained {
+        return Ok(e.shared_rule("object"));
+    }
     let hint = e.hint(at);
     let colon = e.token(":");
     let mut members: Vec<Member> = Vec::new();

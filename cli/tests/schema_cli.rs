@@ -1,0 +1,192 @@
+//! The schema commands as users run them, on good and bad input: every bad input ends
+//! with one clear message (what, where as a JSON pointer or line:column, what to do) and
+//! exit status 1 — never a crash.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn gbnfc(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gbnfc"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = stdin.to_string();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fails_with(schema: &str, args: &[&str], words: &[&str]) {
+    let mut all = vec!["compile", "-"];
+    all.extend_from_slice(args);
+    let out = gbnfc(&all, schema);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{schema}: {err}");
+    for w in words {
+        assert!(err.contains(w), "{schema}: want {w:?} in:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_schemas_get_clear_errors() {
+    fails_with(
+        "{\"type\": \"object\",\n \"properties\": {\"a\": }}",
+        &[],
+        &["<stdin>:2:", "invalid JSON"],
+    );
+    fails_with(
+        r#"{"properties":{"n":{"type":"strng"}}}"#,
+        &[],
+        &["/properties/n/type", "did you mean \"string\""],
+    );
+    fails_with(
+        r##"{"$ref":"#/$defs/missing"}"##,
+        &[],
+        &["/$ref", "#/$defs/missing"],
+    );
+    fails_with(
+        r#"{"$ref":"http://example.com/other.json"}"#,
+        &[],
+        &["--ref-dir"],
+    );
+    fails_with("false", &[], &["accepts no value"]);
+    fails_with(r#"{"enum":[]}"#, &[], &["accepts no value"]);
+    fails_with(
+        r#"{"type":"integer","minimum":5,"maximum":1}"#,
+        &[],
+        &["accepts no value"],
+    );
+    fails_with(
+        r##"{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}"##,
+        &[],
+        &["accepts no value"],
+    );
+    fails_with(
+        r#"{"type":"string","pattern":"(?<=a)b"}"#,
+        &["--strict"],
+        &["/pattern", "strict"],
+    );
+    fails_with(r#"{"type":"text"}"#, &[], &["type"]);
+}
+
+#[test]
+fn validation_only_keywords_are_reported_not_dropped() {
+    let out = gbnfc(
+        &["compile", "-"],
+        r#"{"type":"array","items":{"type":"string","pattern":"(?=x)"},"uniqueItems":true}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("/uniqueItems") && err.contains("validation only"),
+        "{err}"
+    );
+    assert!(err.contains("/items/pattern"), "{err}");
+    let explain = gbnfc(
+        &["compile", "-", "--explain"],
+        r#"{"type":"integer","title":"n","minimum":1,"colour":2}"#,
+    );
+    let listing = stderr(&explain);
+    for want in [
+        "enforced",
+        "/minimum",
+        "annotation",
+        "/title",
+        "unknown",
+        "/colour",
+    ] {
+        assert!(listing.contains(want), "want {want} in:\n{listing}");
+    }
+}
+
+#[test]
+fn deep_and_huge_schemas_end_with_a_result_or_an_error() {
+    let deep = format!("{}{{}}{}", "{\"items\":".repeat(10_000), "}".repeat(10_000));
+    let out = gbnfc(&["compile", "-"], &deep);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("recursion limit"), "{}", stderr(&out));
+
+    // About 50 MB: 12,500 properties, each with a long description.
+    let description = "d".repeat(4_000);
+    let mut big = String::from("{\"type\":\"object\",\"properties\":{");
+    for i in 0..12_500 {
+        if i > 0 {
+            big.push(',');
+        }
+        big.push_str(&format!(
+            "\"p{i}\":{{\"type\":\"integer\",\"description\":\"{description}\"}}"
+        ));
+    }
+    big.push_str("}}");
+    assert!(big.len() > 50_000_000);
+    let out = gbnfc(&["compile", "-"], &big);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"\\\"p12499\\\"\""));
+}
+
+#[test]
+fn compiled_examples_accept_their_canonical_values() {
+    let schema = repo().join("../shared/examples/weather-card.schema.json");
+    let grammar = std::env::temp_dir().join(format!("gbnfc-weather-{}.gbnf", std::process::id()));
+    let out = gbnfc(
+        &[
+            "compile",
+            schema.to_str().unwrap(),
+            "-o",
+            grammar.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value = r#"{"weather":{"temp_low":3,"summary":"rain","temp_high":9.5,"condition":"wet"},"location":"Chengdu","date":"2025-03-01","commute_advice":{"go_to_work":{"need_umbrella":true,"text":"t"},"back_home":{"need_umbrella":false,"text":"u"}}}"#;
+    let canon = gbnfc(&["canon", schema.to_str().unwrap(), value], "");
+    let text = String::from_utf8_lossy(&canon.stdout)
+        .trim_end()
+        .to_string();
+    assert!(
+        text.starts_with(
+            r#"{"location":"Chengdu","date":"2025-03-01","weather":{"summary":"rain""#
+        ),
+        "{text}"
+    );
+    let accepted = gbnfc(&["accepts", grammar.to_str().unwrap(), &text], "");
+    assert!(
+        accepted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&accepted.stdout)
+    );
+    let bad_date = text.replace("2025-03-01", "2025-02-30");
+    let rejected = gbnfc(&["accepts", grammar.to_str().unwrap(), &bad_date], "");
+    assert_eq!(rejected.status.code(), Some(1));
+    std::fs::remove_file(grammar).unwrap();
+}
+
+#[test]
+fn response_formats_compile() {
+    let rf = repo().join("../shared/examples/weather-card.response-format.json");
+    let out = gbnfc(&["compile", rf.to_str().unwrap()], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let any_object = gbnfc(&["compile", "-"], r#"{"type":"json_object"}"#);
+    assert!(any_object.status.success());
+    let grammar = String::from_utf8_lossy(&any_object.stdout);
+    assert!(grammar.starts_with("root ::= object"), "{grammar}");
+}
