@@ -20,8 +20,9 @@ use serde_json::{Map, Value};
 use super::document::Location;
 use super::emit::Emitter;
 use super::CompileError;
-use crate::gbnf::Expr;
+use crate::gbnf::{Expr, Grammar};
 use crate::json_text::{self, encode_str};
+use crate::recognize::Recognizer;
 
 /// The longest declared property name the extra-key exclusion handles.
 const MAX_EXCLUDED_NAME: usize = 256;
@@ -71,20 +72,44 @@ pub fn object(
         (None, _) => Value::Bool(true),
     };
     let mut extras_allowed = additional != Value::Bool(false);
-    if map.contains_key("patternProperties") {
-        e.restricted(
-            at,
-            "patternProperties",
-            "keys other than the declared properties are not generated",
-        );
-        extras_allowed = false;
-        if !properties.is_empty() {
-            e.validation_only(
-                at,
-                "patternProperties",
-                "declared properties are not checked against the patterns",
-            )?;
+    let mut properties = properties;
+    let mut pattern_arms: Vec<(Expr, Value)> = Vec::new();
+    let mut pattern_schemas_for: Vec<(String, Value)> = Vec::new();
+    if let Some(patterns) = map.get("patternProperties") {
+        let Some(patterns) = patterns.as_object() else {
+            return Err(e.invalid(
+                &at.child("patternProperties"),
+                "`patternProperties` must be an object",
+            ));
+        };
+        match pattern_properties(patterns, &mut properties, &required, e, at)? {
+            Some((arms, for_required)) => {
+                pattern_arms = arms;
+                pattern_schemas_for = for_required;
+                if extras_allowed {
+                    e.restricted(
+                        at,
+                        "additionalProperties",
+                        "keys that match no pattern are not generated beside `patternProperties`",
+                    );
+                }
+            }
+            None => {
+                e.restricted(
+                    at,
+                    "patternProperties",
+                    "keys other than the declared properties are not generated",
+                );
+                if !properties.is_empty() {
+                    e.validation_only(
+                        at,
+                        "patternProperties",
+                        "declared properties are not checked against the patterns",
+                    )?;
+                }
+            }
         }
+        extras_allowed = false;
     }
     let mut names_schema: Option<Value> = None;
     match map.get("propertyNames") {
@@ -169,14 +194,18 @@ pub fn object(
     }
     // Required names without a declared schema: extra members that must appear.
     for name in required.iter().filter(|r| !properties.contains_key(*r)) {
-        if !extras_allowed && additional == Value::Bool(false) {
+        let matched = pattern_schemas_for.iter().any(|(n, _)| n == name);
+        if !matched && !extras_allowed && additional == Value::Bool(false) {
             return Err(e.unsatisfiable(
                 &at.child("required"),
                 format!("`{name}` is required but `additionalProperties` forbids it"),
             ));
         }
         declared.push(name.clone());
-        let value = e.schema(&additional, &at.child("additionalProperties"))?;
+        let value = match pattern_schemas_for.iter().find(|(n, _)| n == name) {
+            Some((_, schema)) => e.schema(schema, &at.child("patternProperties"))?,
+            None => e.schema(&additional, &at.child("additionalProperties"))?,
+        };
         members.push(Member {
             expr: Expr::seq([
                 Expr::literal(format!("\"{}\"", encode_str(name))),
@@ -210,6 +239,25 @@ pub fn object(
         }
     } else {
         None
+    };
+    let mut arms: Vec<Expr> = extra.into_iter().collect();
+    for (key, schema) in pattern_arms {
+        match e.schema(&schema, &at.child("patternProperties")) {
+            Ok(value) => arms.push(Expr::seq([
+                Expr::literal("\""),
+                key,
+                Expr::literal("\""),
+                colon.clone(),
+                value,
+            ])),
+            Err(CompileError::Unsatisfiable { .. }) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    let extra = match arms.len() {
+        0 => None,
+        1 if arms[0] == Expr::rule(format!("{hint}-extra")) => arms.pop(),
+        _ => Some(e.add_rule(&format!("{hint}-member"), Expr::alt(arms))),
     };
 
     counts(e, map, at, &members, extra.is_some())?;
@@ -262,6 +310,80 @@ pub fn object(
     }
     let body = Expr::seq([open, start, close]);
     Ok(e.add_rule(&hint, body))
+}
+
+/// Extra members for `patternProperties`: per pattern, a key expression and the schema
+/// its values must satisfy; and the schemas for required names that only a pattern
+/// declares. Declared properties whose names match a pattern get its schema merged in.
+/// `None` when some pattern is not compiled (or a declared name matches a pattern: its
+/// key could then appear twice), leaving the caller to restrict.
+#[allow(clippy::type_complexity)]
+fn pattern_properties(
+    patterns: &Map<String, Value>,
+    properties: &mut Map<String, Value>,
+    required: &[String],
+    e: &mut Emitter<'_, '_, '_>,
+    at: &Location,
+) -> Result<Option<(Vec<(Expr, Value)>, Vec<(String, Value)>)>, CompileError> {
+    let mut compiled: Vec<(Expr, Value, Recognizer)> = Vec::new();
+    for (pattern, schema) in patterns {
+        match crate::pattern::pattern_expr(pattern) {
+            Ok(expr) => {
+                let mut grammar = Grammar::default();
+                grammar.push("root", expr.clone());
+                match Recognizer::new(&grammar) {
+                    Ok(recognizer) => compiled.push((expr, schema.clone(), recognizer)),
+                    Err(_) => return Ok(None),
+                }
+            }
+            Err(crate::pattern::PatternError::Empty) => {}
+            Err(_) => return Ok(None),
+        }
+    }
+    let matches = |name: &str, r: &Recognizer| r.recognize(&encode_str(name)).accepted;
+    // Declared properties must satisfy every pattern their name matches.
+    for (name, schema) in properties.iter_mut() {
+        for (_, pattern_schema, recognizer) in &compiled {
+            if matches(name, recognizer) {
+                *schema = serde_json::json!({"allOf": [schema.clone(), pattern_schema]});
+            }
+        }
+    }
+    let mut for_required = Vec::new();
+    for name in required.iter().filter(|r| !properties.contains_key(*r)) {
+        let schemas: Vec<Value> = compiled
+            .iter()
+            .filter(|(_, _, r)| matches(name, r))
+            .map(|(_, s, _)| s.clone())
+            .collect();
+        if !schemas.is_empty() {
+            for_required.push((name.clone(), serde_json::json!({ "allOf": schemas })));
+        }
+    }
+    let declared: Vec<&String> = properties.keys().chain(required.iter()).collect();
+    let mut arms = Vec::new();
+    let all_schemas: Vec<Value> = compiled.iter().map(|(_, s, _)| s.clone()).collect();
+    for (expr, schema, recognizer) in &compiled {
+        if declared.iter().any(|d| matches(d, recognizer)) {
+            // A declared name matches: its key could appear twice; keep to declared keys.
+            return Ok(None);
+        }
+        // A key may match several patterns; requiring all their schemas is sound.
+        let value = if compiled.len() == 1 {
+            schema.clone()
+        } else {
+            serde_json::json!({ "allOf": all_schemas })
+        };
+        arms.push((expr.clone(), value));
+    }
+    if compiled.len() > 1 {
+        e.restricted(
+            at,
+            "patternProperties",
+            "values of pattern-matched keys satisfy every pattern's schema",
+        );
+    }
+    Ok(Some((arms, for_required)))
 }
 
 /// `minProperties` / `maxProperties`: enforced when the structure already guarantees

@@ -109,11 +109,13 @@ pub fn string(
         return Ok(e.shared_rule("string"));
     }
     let char = e.shared_rule("char");
-    Ok(Expr::seq([
-        quote.clone(),
-        bounded_repeat(char, min, max),
-        quote,
-    ]))
+    // A rule of its own: llama.cpp counts the rules a repetition generates against any
+    // operator applied to a group around it.
+    let hint = format!("{}-str", e.hint(at));
+    Ok(e.add_rule(
+        &hint,
+        Expr::seq([quote.clone(), bounded_repeat(char, min, max), quote]),
+    ))
 }
 
 /// The expression for numbers (or integers) valid under `map`: bounds exactly (any size,
