@@ -2,7 +2,8 @@
 //! here goes to llama.cpp's own grammar sampler, built against the default model's
 //! vocabulary (`scripts/fetch-model` fetches the model): the files in `grammars/`, the
 //! valid grammars of the compiler's test suite, and thousands of generated grammars.
-//! The grammars `check` refuses for reasons llama.cpp shares are refused by llama.cpp too.
+//! The grammars `check` refuses for reasons llama.cpp shares are refused by llama.cpp too,
+//! and every grammar the schema compiler produces for the corpora is accepted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -152,4 +153,54 @@ fn llama_cpp_accepts_whatever_check_passes() {
     }
     eprintln!("{clean} of 20000 generated grammars passed check; llama.cpp accepted each");
     assert!(clean >= 100, "only {clean} generated grammars passed check");
+}
+
+/// Compiled schemas are grammars llama.cpp takes unchanged: every example schema and
+/// every JSONSchemaBench schema that compiles.
+#[test]
+fn llama_cpp_accepts_compiled_schemas() {
+    use gbnfc_compiler::schema::{compile, Options};
+    let corpora = repo().join("../shared/corpora/jsonschemabench");
+    let mut schemas: Vec<(String, serde_json::Value)> = Vec::new();
+    for path in json_files(&repo().join("../shared/examples")) {
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        schemas.push((path.display().to_string(), value));
+    }
+    let mut splits: Vec<PathBuf> = std::fs::read_dir(&corpora)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    splits.sort();
+    for split in splits {
+        for path in json_files(&split) {
+            let doc: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            schemas.push((path.display().to_string(), doc["schema"].clone()));
+        }
+    }
+    let mut compiled = 0;
+    for (name, schema) in &schemas {
+        let Ok(result) = compile(schema, &Options::default()) else {
+            continue;
+        };
+        compiled += 1;
+        let text = result.grammar.to_string();
+        assert!(
+            vocab().llama_accepts(&text).is_ok(),
+            "llama.cpp refused the grammar of {name}:\n{text}"
+        );
+    }
+    eprintln!("llama.cpp accepted all {compiled} compiled grammars");
+    assert!(compiled > 7_000, "only {compiled} schemas compiled");
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
 }
