@@ -3,6 +3,11 @@
 //! Each [`Case`] is a family of (grammar, text) pairs parameterised by a size, so a bench
 //! can show how the recognizer's time grows with that size. The same inputs are checked
 //! by this crate's unit tests, so every bench input is known to be accepted.
+//!
+//! [`jsonschemabench`] loads the JSONSchemaBench corpus for the `compile` bench and the
+//! `compile_report` binary, which compare gbnfc's schema compiler with llama.cpp's.
+
+pub mod jsonschemabench;
 
 /// The compact JSON grammar (`grammars/json.gbnf`).
 pub const JSON_GRAMMAR: &str = include_str!(concat!(

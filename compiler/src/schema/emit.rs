@@ -76,12 +76,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             pos: gbnf::Pos::default(),
         });
         grammar.rules.append(&mut self.rules);
-        // Check the printed text, as llama.cpp will read it (and for line numbers).
-        let printed = grammar.to_string();
-        let findings = match gbnf::parse(&printed) {
-            Ok(reparsed) => gbnf::check(&reparsed),
-            Err(e) => vec![e.diagnostic],
-        };
+        // Only when something is wrong is the printed text checked again, for positions.
+        let mut findings = gbnf::check(&grammar);
+        let mut printed = String::new();
+        if findings.iter().any(|d| d.is_error()) {
+            printed = grammar.to_string();
+            if let Ok(reparsed) = gbnf::parse(&printed) {
+                findings = gbnf::check(&reparsed);
+            }
+        }
         if let Some(empty) = findings.iter().find(|d| d.code == "empty-language") {
             return Err(CompileError::Unsatisfiable {
                 pointer: String::new(),
