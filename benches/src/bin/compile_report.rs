@@ -139,7 +139,9 @@ fn run_split(name: &str, trace: bool) -> SplitReport {
                 let ours_t = min_time(|| gbnfc(&schema.text));
                 let theirs_t = min_time(|| llama_cpp(&schema.text));
                 let parsed = gbnfc_compiler::gbnf::parse(&our_grammar).ok();
-                let check_t = parsed.as_ref().map_or(Duration::ZERO, |g| min_time(|| self_check_work(g)));
+                let check_t = parsed
+                    .as_ref()
+                    .map_or(Duration::ZERO, |g| min_time(|| self_check_work(g)));
                 let closed = ours_closed.ok().map(|closed_grammar| {
                     let closed_t = min_time(|| gbnfc_closed(&schema.text));
                     (
