@@ -34,6 +34,10 @@ pub struct Emitter<'d, 'r, 'o> {
     diagnostics: Vec<SchemaDiagnostic>,
     explained: HashSet<(String, String)>,
     explain: Vec<SchemaDiagnostic>,
+    /// Where each pointer's entry sits in `explain`.
+    explain_index: HashMap<String, usize>,
+    /// Diagnostics already recorded: (pointer, keyword, message).
+    noted: HashSet<(String, String, String)>,
     inlining: Vec<Location>,
     depth: usize,
 }
@@ -56,6 +60,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             diagnostics: Vec::new(),
             explained: HashSet::new(),
             explain: Vec::new(),
+            explain_index: HashMap::new(),
+            noted: HashSet::new(),
             inlining: Vec::new(),
             depth: 0,
         }
@@ -153,12 +159,22 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             status,
             message,
         };
-        if !self.diagnostics.contains(&diagnostic) {
+        let key = (
+            pointer.to_string(),
+            keyword.to_string(),
+            diagnostic.message.clone(),
+        );
+        if self.noted.insert(key) {
             self.diagnostics.push(diagnostic.clone());
         }
-        self.explain
-            .retain(|d| !(d.pointer == pointer && d.keyword == keyword));
-        self.explain.push(diagnostic);
+        match self.explain_index.get(pointer) {
+            Some(&i) => self.explain[i] = diagnostic,
+            None => {
+                self.explain_index
+                    .insert(pointer.to_string(), self.explain.len());
+                self.explain.push(diagnostic);
+            }
+        }
     }
 
     fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
@@ -178,7 +194,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 self.note(&pointer, key, KeywordStatus::Unknown, hint);
                 continue;
             };
-            if !self.explain.iter().any(|d| d.pointer == pointer) {
+            if !self.explain_index.contains_key(&pointer) {
+                self.explain_index
+                    .insert(pointer.clone(), self.explain.len());
                 self.explain.push(SchemaDiagnostic {
                     pointer,
                     keyword: key.clone(),
