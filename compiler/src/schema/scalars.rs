@@ -168,11 +168,14 @@ pub fn number(
                         None
                     }
                 }
+            } else if let (Some(digits), false) = (decimal_step(m), bounded) {
+                // A step of 10^-d and no bounds: numbers with at most d fraction digits.
+                return Ok(e.add_rule(&format!("{}-step", e.hint(at)), decimal_places(digits)));
             } else {
                 e.validation_only(
                     at,
                     "multipleOf",
-                    "a fractional step for numbers is checked after generation",
+                    "a fractional step for numbers (with bounds, or other than 10^-d) is checked after generation",
                 )?;
                 None
             }
@@ -234,6 +237,88 @@ pub fn number(
         Err(err) => {
             too_complex(e, "minimum", err)?;
             Ok(e.shared_rule("number"))
+        }
+    }
+}
+
+/// The most fraction digits a `multipleOf` of 10^-d may ask for.
+const MAX_STEP_DIGITS: usize = 18;
+
+/// `d` when `step` is exactly 10^-d (`0.1`, `0.01`, `1e-3`), read from its decimal text.
+fn decimal_step(step: &Number) -> Option<u32> {
+    let text = step.to_string();
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m.to_string(), e.parse::<i64>().ok()?),
+        None => (text.clone(), 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa.as_str(), ""));
+    let digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0').trim_end_matches('0');
+    if significant != "1" {
+        return None;
+    }
+    // value = 1 × 10^(position of the 1 relative to the point)
+    let index = digits.find('1')? as i64;
+    let power = whole.len() as i64 - 1 - index + exponent;
+    let places = u32::try_from(-power)
+        .ok()
+        .filter(|&d| d > 0 && d as usize <= MAX_STEP_DIGITS)?;
+    Some(places)
+}
+
+/// JSON numbers with at most `places` fraction digits and no exponent: exactly the
+/// multiples of 10^-places that are written without one.
+fn decimal_places(places: u32) -> Expr {
+    let digit = Expr::class(false, [('0', '9')]);
+    Expr::seq([
+        Expr::repeat(Expr::literal("-"), 0, Some(1)),
+        Expr::Group(Box::new(Expr::alt([
+            Expr::literal("0"),
+            Expr::seq([
+                Expr::class(false, [('1', '9')]),
+                Expr::repeat(digit.clone(), 0, None),
+            ]),
+        ]))),
+        Expr::repeat(
+            Expr::seq([Expr::literal("."), Expr::repeat(digit, 1, Some(places))]),
+            0,
+            Some(1),
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn number(text: &str) -> Number {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn recognises_powers_of_ten_steps() {
+        assert_eq!(decimal_step(&number("0.01")), Some(2));
+        assert_eq!(decimal_step(&number("0.1")), Some(1));
+        assert_eq!(decimal_step(&number("1e-3")), Some(3));
+        assert_eq!(decimal_step(&number("0.001")), Some(3));
+        assert_eq!(decimal_step(&number("0.05")), None);
+        assert_eq!(decimal_step(&number("0.25")), None);
+        assert_eq!(decimal_step(&number("10")), None);
+        assert_eq!(decimal_step(&number("1")), None);
+    }
+
+    #[test]
+    fn decimal_places_accepts_multiples_only() {
+        let mut g = crate::gbnf::Grammar::default();
+        g.push("root", decimal_places(2));
+        assert!(crate::gbnf::is_clean(&crate::gbnf::check(&g)));
+        let r = crate::recognize::Recognizer::new(&g).unwrap();
+        for ok in ["0", "12", "-3.5", "19.99", "0.01", "100.1"] {
+            assert!(r.recognize(ok).accepted, "{ok}");
+        }
+        for bad in ["0.001", "1.234", "1e-2", "-0.005", "01.5", ".5"] {
+            assert!(!r.recognize(bad).accepted, "{bad}");
         }
     }
 }
