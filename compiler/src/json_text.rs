@@ -93,7 +93,6 @@ pub fn any_canonical_char() -> Expr {
 /// Any one character of a JSON string in any valid spelling: raw, a short escape, or any
 /// `\uXXXX` (surrogate pairs included). For strings whose characters are unconstrained.
 pub fn any_string_char() -> Expr {
-    let hex = Expr::class(false, [('0', '9'), ('a', 'f'), ('A', 'F')]);
     Expr::alt([
         Expr::class(true, [('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')]),
         Expr::seq([
@@ -112,9 +111,40 @@ pub fn any_string_char() -> Expr {
                         ('t', 't'),
                     ],
                 ),
-                Expr::seq([Expr::literal("u"), Expr::repeat(hex, 4, Some(4))]),
+                unicode_escape(),
             ]))),
         ]),
+    ])
+}
+
+/// `u` and four hex digits for one character: a code unit outside the surrogate range, or
+/// a high surrogate followed by `\u` and a low one (a pair spells one character, so a
+/// length counts it once; lone surrogates are no characters at all).
+fn unicode_escape() -> Expr {
+    let hex = || Expr::class(false, [('0', '9'), ('a', 'f'), ('A', 'F')]);
+    let two_hex = || Expr::repeat(hex(), 2, Some(2));
+    let d = || Expr::class(false, [('d', 'd'), ('D', 'D')]);
+    Expr::seq([
+        Expr::literal("u"),
+        Expr::Group(Box::new(Expr::alt([
+            Expr::seq([
+                Expr::class(
+                    false,
+                    [('0', '9'), ('a', 'c'), ('A', 'C'), ('e', 'f'), ('E', 'F')],
+                ),
+                Expr::repeat(hex(), 3, Some(3)),
+            ]),
+            Expr::seq([d(), Expr::class(false, [('0', '7')]), two_hex()]),
+            Expr::seq([
+                d(),
+                Expr::class(false, [('8', '9'), ('a', 'b'), ('A', 'B')]),
+                two_hex(),
+                Expr::literal("\\u"),
+                d(),
+                Expr::class(false, [('c', 'f'), ('C', 'F')]),
+                two_hex(),
+            ]),
+        ]))),
     ])
 }
 
@@ -227,7 +257,11 @@ mod tests {
         for text in ["a", "\\\"", "\\/", "\\u00E9", "\\n", "é"] {
             assert!(r.recognize(text).accepted, "{text}");
         }
-        for text in ["\"", "\\", "\n", "\\x"] {
+        assert!(
+            r.recognize("\\uD83D\\uDE00").accepted,
+            "a surrogate pair is one character"
+        );
+        for text in ["\"", "\\", "\n", "\\x", "\\uD800", "\\uDC00"] {
             assert!(!r.recognize(text).accepted, "{text:?}");
         }
     }

@@ -130,7 +130,14 @@ pub fn array(
                     &format!("{hint}-next"),
                     Expr::seq([comma.clone(), item.clone()]),
                 );
-                bounded_repeat(next, min, max)
+                let run = bounded_repeat(next, min, max);
+                if max.is_some_and(|m| m > 100) {
+                    // Its own rule: llama.cpp counts a long bounded run's generated rules
+                    // against any operator on a group around it.
+                    e.add_rule(&format!("{hint}-run"), run)
+                } else {
+                    run
+                }
             }
             _ => Expr::empty(),
         }

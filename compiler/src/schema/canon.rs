@@ -313,9 +313,15 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
             }
             if let Some(k) = num("multipleOf") {
                 let q = v / k;
-                if (q - q.round()).abs() > 1e-9 {
+                if q.abs() > 9_007_199_254_740_992.0 {
+                    unchecked = true;
+                } else if q != q.round() {
                     return Fit::No;
                 }
+            }
+            // Beyond 2^53, f64 comparisons above may be off by one.
+            if v.abs() > 9_007_199_254_740_992.0 {
+                unchecked = true;
             }
         }
         Value::Array(items) => {
@@ -329,6 +335,12 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
                 .any(|k| map.contains_key(*k));
         }
         Value::Object(members) => {
+            let count = members.len() as f64;
+            if num("minProperties").is_some_and(|m| count < m)
+                || num("maxProperties").is_some_and(|m| count > m)
+            {
+                return Fit::No;
+            }
             let required = map.get("required").and_then(Value::as_array);
             if required.is_some_and(|r| {
                 r.iter()

@@ -573,6 +573,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             };
             let mut merged = map.clone();
             merged.remove("allOf");
+            let mut inlined = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let item_at = at.child("allOf").index(i);
                 let item_map = match item {
@@ -580,12 +581,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     Value::Bool(false) => {
                         return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
                     }
-                    Value::Object(m) => self.absolutize(m, &item_at)?,
+                    Value::Object(m) => {
+                        if let Some(target) = self.inline_target(m, &item_at) {
+                            inlined.push(target);
+                        }
+                        self.absolutize(m, &item_at)?
+                    }
                     _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
                 };
                 merged = self.merge_at(&merged, &item_map, &item_at, "allOf")?;
             }
-            return self.object_schema(&merged, at);
+            // While the merged schema compiles, the targets inlined into it must not be
+            // inlined again (a reference back to them stays a reference).
+            let depth = self.inlining.len();
+            self.inlining.extend(inlined);
+            let result = self.object_schema(&merged, at);
+            self.inlining.truncate(depth);
+            return result;
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(branches) = map.get(key) {
@@ -613,6 +625,16 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
         }
         Ok(self.with_absolute_refs(map, at))
+    }
+
+    /// The location a reference-only member would be inlined from, if any.
+    fn inline_target(&self, map: &Map<String, Value>, at: &Location) -> Option<Location> {
+        let reference = map.get("$ref").and_then(Value::as_str)?;
+        if !map.keys().all(|k| k == "$ref" || is_annotation(k)) {
+            return None;
+        }
+        let target = self.doc.resolve(at, reference).ok()?;
+        (!self.inlining.contains(&target)).then_some(target)
     }
 
     /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
@@ -665,7 +687,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let name = self.fresh_name(&self.hint(target));
         self.ref_rules.insert(target.clone(), name.clone());
         let schema = self.doc.get(target).unwrap_or(Value::Bool(true));
-        let body = self.schema(&schema, target)?;
+        let body = match self.schema(&schema, target) {
+            Ok(body) => body,
+            Err(err) => {
+                // Forget the name: a later reference must not point at a rule never made.
+                self.ref_rules.remove(target);
+                return Err(err);
+            }
+        };
         self.rules.push(Rule {
             name: name.clone(),
             body,
@@ -850,13 +879,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         match not {
             Value::Object(inner) if inner.len() == 1 && inner.contains_key("type") => {
                 let excluded = self.types(inner, &at.child("not"))?;
-                if excluded.contains(&"number") {
-                    types.retain(|t| *t != "number" && *t != "integer");
-                } else if excluded.contains(&"integer") && types.contains(&"number") {
+                if excluded.contains(&"integer")
+                    && types.contains(&"number")
+                    && !excluded.contains(&"number")
+                {
                     self.validation_only(at, "not", "non-integral numbers only")?;
-                } else {
-                    types.retain(|t| !excluded.contains(t));
                 }
+                let numbers_out = excluded.contains(&"number");
+                types.retain(|t| !excluded.contains(t) && !(numbers_out && *t == "integer"));
                 Ok(())
             }
             Value::Bool(false) => Ok(()),
