@@ -886,7 +886,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     self.validation_only(at, "not", "non-integral numbers only")?;
                 }
                 let numbers_out = excluded.contains(&"number");
-                types.retain(|t| !excluded.contains(t) && !(numbers_out && *t == "integer"));
+                types.retain(|t| !(excluded.contains(t) || (numbers_out && *t == "integer")));
                 Ok(())
             }
             Value::Bool(false) => Ok(()),
