@@ -62,21 +62,9 @@ fn property_order(map: &Map<String, Value>) -> Vec<String> {
 fn write_with_order(value: &Value, order: &[String], out: &mut String) {
     match value {
         Value::Object(members) => {
-            out.push('{');
-            let mut first = true;
-            let ordered = order.iter().filter(|k| members.contains_key(*k));
-            let rest = members.keys().filter(|k| !order.contains(k));
-            for key in ordered.chain(rest) {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                out.push('"');
-                out.push_str(&encode_str(key));
-                out.push_str("\":");
-                write_with_order(&members[key], &[], out);
-            }
-            out.push('}');
+            write_object(members, order, out, |_, member, out| {
+                write_with_order(member, &[], out)
+            });
         }
         Value::Array(items) => {
             out.push('[');
@@ -90,6 +78,29 @@ fn write_with_order(value: &Value, order: &[String], out: &mut String) {
         }
         scalar => write_scalar(scalar, out, false),
     }
+}
+
+/// Writes an object's members: the keys in `order` first, then the others in their own
+/// order; `member` writes each value.
+fn write_object(
+    members: &Map<String, Value>,
+    order: &[String],
+    out: &mut String,
+    mut member: impl FnMut(&str, &Value, &mut String),
+) {
+    out.push('{');
+    let ordered = order.iter().filter(|k| members.contains_key(*k));
+    let rest = members.keys().filter(|k| !order.contains(k));
+    for (i, key) in ordered.chain(rest).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(&encode_str(key));
+        out.push_str("\":");
+        member(key, &members[key], out);
+    }
+    out.push('}');
 }
 
 fn write_scalar(value: &Value, out: &mut String, keep_floats: bool) {
@@ -142,22 +153,10 @@ fn write(
                 Some(at) => ordering(at, doc, 0),
                 None => (Vec::new(), Vec::new()),
             };
-            out.push('{');
-            let mut first = true;
-            let ordered = order.iter().filter(|k| members.contains_key(*k));
-            let rest = members.keys().filter(|k| !order.contains(k));
-            for key in ordered.chain(rest) {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                out.push('"');
-                out.push_str(&encode_str(key));
-                out.push_str("\":");
+            write_object(members, &order, out, |key, member, out| {
                 let child = children.iter().find(|(k, _)| k == key).map(|(_, at)| at);
-                write(&members[key], child, doc, out, depth + 1);
-            }
-            out.push('}');
+                write(member, child, doc, out, depth + 1);
+            });
         }
         Value::Array(items) => {
             out.push('[');
