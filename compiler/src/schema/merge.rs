@@ -20,6 +20,23 @@ pub struct Merged {
 pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
     let mut out = a.clone();
     let mut conflicts = Vec::new();
+    // Which keys are "additional" depends on the patterns of the same schema object:
+    // merging patterns with another side's keys cannot be exact.
+    let keyed = |m: &Map<String, Value>| {
+        [
+            "properties",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+        ]
+        .iter()
+        .any(|k| m.contains_key(*k))
+    };
+    if (a.contains_key("patternProperties") && keyed(b))
+        || (b.contains_key("patternProperties") && keyed(a))
+    {
+        conflicts.push("patternProperties".to_string());
+    }
     // What is "unevaluated" depends on the schemas around it: merging changes it.
     for key in ["unevaluatedProperties", "unevaluatedItems"] {
         let relevant = |m: &Map<String, Value>| m.get(key).is_some_and(|v| v != &Value::Bool(true));

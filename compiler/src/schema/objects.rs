@@ -82,6 +82,13 @@ pub fn object(
                 "`patternProperties` must be an object",
             ));
         };
+        if map.contains_key("propertyNames") {
+            e.validation_only(
+                at,
+                "propertyNames",
+                "keys matching `patternProperties` are not checked against it",
+            )?;
+        }
         match pattern_properties(patterns, &mut properties, &required, e, at)? {
             Some((arms, for_required)) => {
                 pattern_arms = arms;

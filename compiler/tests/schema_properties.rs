@@ -1,0 +1,1209 @@
+//! Soundness of the JSON Schema compiler over random schemas.
+//!
+//! Each generated schema is compiled; when it compiles, texts sampled from its grammar
+//! must parse as JSON and validate under the `jsonschema` crate (format validation on),
+//! unless the compiler said some keyword is enforced by validation only. When the
+//! compiler calls a schema unsatisfiable, none of a handful of simple values may validate.
+//!
+//! The generator covers every keyword family the compiler enforces: `type` (single and
+//! arrays), `enum`/`const` (scalars, arrays, objects, beside other keywords), objects
+//! (`properties`, `required`, `additionalProperties`, `propertyNames`, property counts),
+//! strings (lengths up to and above llama.cpp's repetition limit, `pattern`, `format`),
+//! numbers and integers (inclusive and exclusive bounds, small, huge, negative and
+//! decimal; integral and fractional `multipleOf`), arrays (`items`, `prefixItems`, item
+//! counts, `uniqueItems`, `contains`), `anyOf`, `oneOf` (disjoint by type, by a
+//! discriminating property, and overlapping), `allOf` (mergeable and arbitrary), `not`
+//! with `type`, `$ref` to `$defs` (plain, with siblings, into subschemas, to the root,
+//! recursive with and without a base case), and `patternProperties`, nested up to four
+//! deep, with compact and flexible whitespace.
+//!
+//! Samples the crate cannot judge exactly (serde_json reads long numbers as f64s) count
+//! as rounding when they pass without the numeric keywords. Known compiler bugs are
+//! kept out of the generator, or counted and skipped where they sit in building blocks
+//! every schema uses; each place says which bug (search for "Bug (reported)").
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::cell::RefCell;
+use std::fmt::Write as _;
+
+use gbnfc_compiler::sample::{SampleOptions, Sampler};
+use gbnfc_compiler::schema::{compile, CompileError, Options, Whitespace};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use serde_json::{json, Map, Value};
+
+/// Schemas per run.
+const CASES: u32 = 2_000;
+/// Texts sampled per compiled schema.
+const SAMPLES: usize = 20;
+/// Length the sampler aims to stay under.
+const MAX_LEN: u64 = 200;
+
+// ---------------------------------------------------------------------------------------
+// Pools of keyword values
+// ---------------------------------------------------------------------------------------
+
+/// Numeric bounds: small, negative, decimal, at and past 2^53, past u64, near f64's end.
+const BOUNDS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "3",
+    "7",
+    "10",
+    "-10",
+    "100",
+    "-273",
+    "0.5",
+    "-2.75",
+    "3.14159",
+    "0.01",
+    "-0.001",
+    "1e20",
+    "-1e20",
+    "100000000000000000000",
+    "12345678901234567890",
+    "-9223372036854775808",
+    "9007199254740992",
+    "1e300",
+];
+
+/// `multipleOf` values: integral and fractional.
+const STEPS: &[&str] = &[
+    "1", "2", "3", "5", "7", "10", "1000", "0.5", "0.25", "0.1", "0.01", "2.5", "1.5",
+];
+
+/// Realistic `pattern`s (ECMA-262 syntax, as the `jsonschema` crate reads them).
+const PATTERNS: &[&str] = &[
+    "^[a-z]+$",
+    r"\d{3}-\d{4}",
+    "^(foo|bar)$",
+    "ab",
+    r"^\S+@\S+$",
+    "^[A-Z][a-z]*$",
+    r"^\d+$",
+    "^[0-9a-f]{8}$",
+    "^#[0-9a-fA-F]{6}$",
+    "x*",
+    "^a.c$",
+    "^$",
+    "[^a-z]",
+    r"^(\+|-)?\d+(\.\d+)?$",
+    "^[a-z]{2,3}(-[A-Z]{2})?$",
+    "colou?r",
+    r"^\w+$",
+    "^.{2,5}$",
+    r"^[^\s]+$",
+    "^(a|b)*c$",
+    r"^[\p{L} ]+$",
+];
+
+/// String formats the compiler has grammars for.
+const FORMATS: &[&str] = &[
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+    "uri",
+    "uri-reference",
+];
+
+/// Property names, some needing escapes.
+const KEYS: &[&str] = &["a", "b", "id", "name", "x y", "ü", "q\"t", "n1"];
+
+/// Numbers in `enum`/`const` values, some where f64 arithmetic is not exact.
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "7",
+    "10",
+    "-3",
+    "0.5",
+    "1.5",
+    "-2.25",
+    "1.0",
+    "3.14",
+    "100",
+    "1e3",
+    "-0",
+    "1.0000000001",
+    "1e-10",
+    "0.30000000000000004",
+    // Bug (reported): `enum`/`const` numbers past 2^53 are flagged validation-only only
+    // when their f64 exceeds 2^53, but 2^53 + 1 rounds to 2^53: `{"const":
+    // 9007199254740993, "maximum": 9007199254740992}` (or `"multipleOf": 2`) emits the
+    // constant with nothing validation-only. So 9007199254740993 is left out.
+    "12345678901234567891",
+];
+
+/// Strings in `enum`/`const` values.
+const STRINGS: &[&str] = &[
+    "",
+    "a",
+    "bb",
+    "foo",
+    "bar",
+    "2024-02-29",
+    "12:00:00Z",
+    "x@y.z",
+    "123-4567",
+    "é",
+    "q\"t\n",
+    "ab",
+    "localhost",
+    "1.2.3.4",
+];
+
+/// Keyword sets placed beside `enum`/`const` and `$ref`.
+const EXTRAS: &[&str] = &[
+    r#"{"type": "string"}"#,
+    r#"{"type": ["integer", "null"]}"#,
+    r#"{"type": "number"}"#,
+    r#"{"type": "integer"}"#,
+    r#"{"type": "object"}"#,
+    r#"{"type": "array"}"#,
+    r#"{"minLength": 2}"#,
+    r#"{"maxLength": 1}"#,
+    r#"{"minimum": 1}"#,
+    r#"{"maximum": 0}"#,
+    r#"{"exclusiveMinimum": 0}"#,
+    r#"{"exclusiveMaximum": 2}"#,
+    r#"{"maximum": 9007199254740992}"#,
+    r#"{"multipleOf": 2}"#,
+    r#"{"multipleOf": 0.5}"#,
+    r#"{"multipleOf": 1}"#,
+    r#"{"minItems": 1}"#,
+    r#"{"maxItems": 1}"#,
+    r#"{"uniqueItems": true}"#,
+    r#"{"required": ["a"]}"#,
+    r#"{"minProperties": 1}"#,
+    r#"{"maxProperties": 0}"#,
+    r#"{"pattern": "^[a-z]+$"}"#,
+    r#"{"format": "date"}"#,
+    r#"{"not": {"type": "string"}}"#,
+    r#"{"properties": {"a": {"type": "integer"}}}"#,
+    r#"{"additionalProperties": false}"#,
+];
+
+/// `propertyNames` schemas.
+const PROPERTY_NAMES: &[&str] = &[
+    r#"{"pattern": "^[a-z]+$"}"#,
+    r#"{"pattern": "^x"}"#,
+    r#"{"maxLength": 3}"#,
+    r#"{"minLength": 2}"#,
+    r#"{"enum": ["a", "b", "zz"]}"#,
+    r#"{"const": "k"}"#,
+    r#"{"format": "uuid"}"#,
+    "false",
+];
+
+/// The type names a schema is built around.
+const KINDS: &[&str] = &[
+    "null", "boolean", "string", "integer", "number", "array", "object",
+];
+
+// ---------------------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------------------
+
+type Kw = Map<String, Value>;
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+fn parse_map(text: &str) -> Kw {
+    parse(text).as_object().cloned().unwrap()
+}
+
+fn pick(list: &'static [&'static str]) -> impl Strategy<Value = &'static str> + Clone {
+    prop::sample::select(list)
+}
+
+fn maybe<S: Strategy>(p: f64, s: S) -> impl Strategy<Value = Option<S::Value>> {
+    prop::option::weighted(p, s)
+}
+
+fn put(map: &mut Kw, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        map.insert(key.to_string(), value);
+    }
+}
+
+fn typed(mut map: Kw, t: &str) -> Value {
+    map.insert("type".to_string(), json!(t));
+    Value::Object(map)
+}
+
+/// Keywords for strings: lengths (sometimes above 2000), `pattern`, `format`.
+fn string_kw() -> BoxedStrategy<Kw> {
+    let min = prop_oneof![9 => 0u64..6, 1 => 2001u64..2100];
+    let max = prop_oneof![9 => 0u64..12, 1 => 2001u64..5000];
+    // Mostly one kind of constraint: lengths beside a pattern or a format are enforced by
+    // validation only.
+    prop_oneof![
+        2 => Just((None, None, None, None)),
+        3 => (maybe(0.6, min.clone()), maybe(0.6, max.clone())).prop_map(|(a, b)| (a, b, None, None)),
+        3 => pick(PATTERNS).prop_map(|p| (None, None, Some(p), None)),
+        3 => pick(FORMATS).prop_map(|f| (None, None, None, Some(f))),
+        1 => (
+            maybe(0.3, min),
+            maybe(0.3, max),
+            maybe(0.5, pick(PATTERNS)),
+            maybe(0.5, pick(FORMATS)),
+        ),
+    ]
+        .prop_map(|(min, max, pattern, format)| {
+            let mut m = Kw::new();
+            put(&mut m, "minLength", min.map(Value::from));
+            put(&mut m, "maxLength", max.map(Value::from));
+            put(&mut m, "pattern", pattern.map(Value::from));
+            put(&mut m, "format", format.map(Value::from));
+            m
+        })
+        .boxed()
+}
+
+/// Keywords for numbers and integers: the four bounds and `multipleOf`.
+fn number_kw() -> BoxedStrategy<Kw> {
+    (
+        maybe(0.35, pick(BOUNDS)),
+        maybe(0.35, pick(BOUNDS)),
+        maybe(0.2, pick(BOUNDS)),
+        maybe(0.2, pick(BOUNDS)),
+        maybe(0.3, pick(STEPS)),
+    )
+        .prop_map(|(min, max, xmin, xmax, step)| {
+            let mut m = Kw::new();
+            put(&mut m, "minimum", min.map(parse));
+            put(&mut m, "maximum", max.map(parse));
+            put(&mut m, "exclusiveMinimum", xmin.map(parse));
+            put(&mut m, "exclusiveMaximum", xmax.map(parse));
+            put(&mut m, "multipleOf", step.map(parse));
+            m
+        })
+        .boxed()
+}
+
+/// Keywords for arrays, with `inner` for item schemas.
+fn array_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
+    (
+        maybe(0.6, inner.clone()),
+        maybe(0.25, prop::collection::vec(inner.clone(), 1..4)),
+        maybe(0.3, 0u64..4),
+        maybe(0.3, prop_oneof![9 => 0u64..6, 1 => 1990u64..3000]),
+        maybe(0.1, any::<bool>()),
+        maybe(0.07, inner),
+    )
+        .prop_map(|(items, prefix, min, max, unique, contains)| {
+            let mut m = Kw::new();
+            put(&mut m, "items", items);
+            put(&mut m, "prefixItems", prefix.map(Value::Array));
+            put(&mut m, "minItems", min.map(Value::from));
+            put(&mut m, "maxItems", max.map(Value::from));
+            put(&mut m, "uniqueItems", unique.map(Value::Bool));
+            put(&mut m, "contains", contains);
+            m
+        })
+        .boxed()
+}
+
+/// Keywords for objects, with `inner` for property schemas.
+fn object_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
+    (
+        prop::collection::vec((pick(KEYS), inner.clone()), 0..4),
+        prop::collection::vec(any::<bool>(), 4),
+        maybe(0.15, pick(KEYS)),
+        prop_oneof![
+            3 => Just(None),
+            1 => Just(Some(json!(true))),
+            2 => Just(Some(json!(false))),
+            1 => inner.clone().prop_map(Some),
+        ],
+        maybe(0.12, pick(PROPERTY_NAMES)),
+        maybe(0.1, 0u64..4),
+        maybe(0.1, 0u64..5),
+        maybe(0.05, prop_oneof![Just(json!(false)), inner]),
+    )
+        .prop_map(
+            |(props, required_mask, extra_required, additional, names, min, max, unevaluated)| {
+                let mut properties = Kw::new();
+                for (key, schema) in props {
+                    properties.entry(key.to_string()).or_insert(schema);
+                }
+                let mut required: Vec<Value> = properties
+                    .keys()
+                    .zip(&required_mask)
+                    .filter(|(_, r)| **r)
+                    .map(|(k, _)| json!(k))
+                    .collect();
+                if let Some(name) = extra_required {
+                    if !required.contains(&json!(name)) {
+                        required.push(json!(name));
+                    }
+                }
+                let mut m = Kw::new();
+                if !properties.is_empty() {
+                    m.insert("properties".to_string(), Value::Object(properties));
+                }
+                if !required.is_empty() {
+                    m.insert("required".to_string(), Value::Array(required));
+                }
+                put(&mut m, "additionalProperties", additional);
+                put(&mut m, "propertyNames", names.map(parse));
+                put(&mut m, "minProperties", min.map(Value::from));
+                put(&mut m, "maxProperties", max.map(Value::from));
+                put(&mut m, "unevaluatedProperties", unevaluated);
+                m
+            },
+        )
+        .boxed()
+}
+
+/// Short item schemas for arrays of more than 2000 items (nested long arrays would
+/// multiply into texts too long to sample).
+const SMALL_ITEMS: &[&str] = &[
+    r#"{"type": "null"}"#,
+    r#"{"type": "boolean"}"#,
+    r#"{"type": "integer", "minimum": 0, "maximum": 9}"#,
+    r#"{"enum": [1, "a", null]}"#,
+    r#"{"type": "string", "maxLength": 1}"#,
+];
+
+/// Arrays of more than 2000 short items: `minItems` above llama.cpp's repetition limit.
+fn long_array() -> BoxedStrategy<Value> {
+    (
+        2001u64..2004,
+        pick(SMALL_ITEMS),
+        maybe(0.5, 2004u64..2100),
+        maybe(0.2, any::<bool>()),
+    )
+        .prop_map(|(min, items, max, unique)| {
+            let mut m = parse_map(r#"{"type": "array"}"#);
+            m.insert("items".to_string(), parse(items));
+            m.insert("minItems".to_string(), json!(min));
+            put(&mut m, "maxItems", max.map(Value::from));
+            put(&mut m, "uniqueItems", unique.map(Value::Bool));
+            Value::Object(m)
+        })
+        .boxed()
+}
+
+/// Keys for `patternProperties`, some matching declared names from [`KEYS`].
+const PATTERN_KEYS: &[&str] = &["^x", "^[0-9]+$", "b", "^(a|id)$", "é", "^[a-z]{1,3}$"];
+
+/// An object with `patternProperties`, beside `properties`, `required`,
+/// `additionalProperties` and property counts, over non-nested schemas.
+///
+/// Generated only where nothing is merged into it. Bugs (reported): merging (`allOf`,
+/// branches with sibling keywords, `$ref` with siblings) ignores `patternProperties`:
+/// `{"allOf": [{"patternProperties": {"^x": {}}}, {"additionalProperties": false}]}`
+/// emits `{"x":0}`, and `{"allOf": [{"properties": {"a": {}}, "required": ["a"]},
+/// {"additionalProperties": false, "patternProperties": {"^x": true}}]}` emits
+/// `{"a":…}`. And beside `propertyNames`, keys matching a pattern are not checked
+/// against it (`{"propertyNames": {"const": "k"}, "patternProperties": {"^x": {}}}`
+/// emits `{"x":0}`), so `propertyNames` is not generated here.
+fn pattern_object() -> BoxedStrategy<Value> {
+    let leaf = scalar();
+    (
+        prop::collection::vec((pick(KEYS), leaf.clone()), 0..3),
+        prop::collection::vec(any::<bool>(), 3),
+        prop::collection::vec((pick(PATTERN_KEYS), leaf.clone()), 1..3),
+        prop_oneof![
+            2 => Just(None),
+            1 => Just(Some(json!(true))),
+            2 => Just(Some(json!(false))),
+            1 => leaf.prop_map(Some),
+        ],
+        maybe(0.2, 0u64..3),
+        maybe(0.2, 0u64..4),
+    )
+        .prop_map(|(props, required_mask, patterns, additional, min, max)| {
+            let mut properties = Kw::new();
+            for (key, schema) in props {
+                properties.entry(key.to_string()).or_insert(schema);
+            }
+            let required: Vec<Value> = properties
+                .keys()
+                .zip(&required_mask)
+                .filter(|(_, r)| **r)
+                .map(|(k, _)| json!(k))
+                .collect();
+            let patterns: Kw = patterns
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let mut m = Kw::new();
+            m.insert("type".to_string(), json!("object"));
+            if !properties.is_empty() {
+                m.insert("properties".to_string(), Value::Object(properties));
+            }
+            if !required.is_empty() {
+                m.insert("required".to_string(), Value::Array(required));
+            }
+            m.insert("patternProperties".to_string(), Value::Object(patterns));
+            put(&mut m, "additionalProperties", additional);
+            put(&mut m, "minProperties", min.map(Value::from));
+            put(&mut m, "maxProperties", max.map(Value::from));
+            Value::Object(m)
+        })
+        .boxed()
+}
+
+/// The keywords of one type family (without `type`).
+fn family_kw(kind: &str, inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
+    match kind {
+        "string" => string_kw(),
+        "integer" | "number" => number_kw(),
+        "array" => array_kw(inner),
+        "object" => object_kw(inner),
+        _ => Just(Kw::new()).boxed(),
+    }
+}
+
+/// A schema of one type with that type's keywords.
+fn typed_schema(kind: &'static str, inner: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+    family_kw(kind, inner)
+        .prop_map(move |m| typed(m, kind))
+        .boxed()
+}
+
+/// Small JSON values for `enum`/`const`.
+fn json_value() -> BoxedStrategy<Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        pick(NUMBERS).prop_map(parse),
+        pick(STRINGS).prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::vec((pick(KEYS), inner), 0..3).prop_map(|members| {
+                Value::Object(
+                    members
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+    .boxed()
+}
+
+/// 0–2 keyword sets from [`EXTRAS`], merged.
+fn extras() -> impl Strategy<Value = Kw> {
+    prop::collection::vec(pick(EXTRAS), 0..3).prop_map(|sets| {
+        let mut m = Kw::new();
+        for set in sets {
+            m.extend(parse_map(set));
+        }
+        m
+    })
+}
+
+/// `enum` or `const` (or both), beside other keywords.
+fn literal() -> BoxedStrategy<Value> {
+    (
+        prop_oneof![
+            3 => prop::collection::vec(json_value(), 1..5).prop_map(|v| ("enum", Value::Array(v))),
+            2 => json_value().prop_map(|v| ("const", v)),
+        ],
+        maybe(0.1, json_value()),
+        extras(),
+    )
+        .prop_map(|((key, value), both, mut m)| {
+            m.insert(key.to_string(), value);
+            if let (Some(c), "enum") = (both, key) {
+                m.insert("const".to_string(), c);
+            }
+            Value::Object(m)
+        })
+        .boxed()
+}
+
+/// `not` with `type`, beside a type list and the families' keywords.
+fn not_type() -> BoxedStrategy<Value> {
+    (
+        prop::sample::subsequence(KINDS.to_vec(), 1..3),
+        maybe(0.6, prop::sample::subsequence(KINDS.to_vec(), 1..4)),
+        string_kw(),
+        number_kw(),
+    )
+        .prop_map(|(excluded, types, strings, numbers)| {
+            let mut m = Kw::new();
+            let excluded = if excluded.len() == 1 {
+                json!(excluded[0])
+            } else {
+                json!(excluded)
+            };
+            m.insert("not".to_string(), json!({ "type": excluded }));
+            if let Some(types) = types {
+                if types.contains(&"string") {
+                    m.extend(strings);
+                }
+                if types.contains(&"integer") || types.contains(&"number") {
+                    m.extend(numbers);
+                }
+                m.insert("type".to_string(), json!(types));
+            }
+            Value::Object(m)
+        })
+        .boxed()
+}
+
+/// Schemas without `$ref`s or nesting.
+fn scalar() -> BoxedStrategy<Value> {
+    prop_oneof![
+        1 => Just(json!({"type": "null"})),
+        1 => Just(json!({"type": "boolean"})),
+        4 => typed_schema("string", Just(json!(true)).boxed()),
+        3 => typed_schema("integer", Just(json!(true)).boxed()),
+        3 => typed_schema("number", Just(json!(true)).boxed()),
+        3 => literal(),
+        1 => not_type(),
+        1 => prop_oneof![Just(json!(true)), Just(json!({})), Just(json!(false))],
+        // A type list whose keywords belong to several families.
+        2 => (string_kw(), number_kw(), prop::sample::subsequence(
+                vec!["null", "boolean", "string", "integer", "number"], 2..4))
+            .prop_map(|(s, n, types)| {
+                let mut m = s;
+                m.extend(n);
+                m.insert("type".to_string(), json!(types));
+                Value::Object(m)
+            }),
+    ]
+    .boxed()
+}
+
+/// References to the definitions every generated document carries (for the root; `b`
+/// refers to `a` only, so no definition reaches itself without consuming input).
+fn reference() -> BoxedStrategy<Value> {
+    prop_oneof![
+        Just(json!({"$ref": "#/$defs/a"})),
+        Just(json!({"$ref": "#/$defs/b"})),
+        Just(json!({"$ref": "#/$defs/tree"})),
+        Just(json!({"$ref": "#/$defs/list"})),
+        // Pointers into definitions.
+        Just(json!({"$ref": "#/$defs/tree/properties/value"})),
+        Just(json!({"$ref": "#/$defs/list/anyOf/1"})),
+    ]
+    .boxed()
+}
+
+/// Nested schemas (up to four deep) over `leaf`, with `refs` for `$ref`s with siblings,
+/// and arrays of more than 2000 items if `long` (not in definitions, which may be
+/// referenced from such arrays' items: the texts would multiply).
+fn nested(
+    leaf: BoxedStrategy<Value>,
+    refs: BoxedStrategy<Value>,
+    depth: u32,
+    size: u32,
+    long: bool,
+) -> BoxedStrategy<Value> {
+    leaf.prop_recursive(depth, size, 4, move |inner| {
+        let kinds: Vec<&'static str> =
+            vec!["null", "boolean", "string", "integer", "array", "object"];
+        prop_oneof![
+            4 => typed_schema("array", inner.clone()),
+            // An object whose optional `self` is the whole document again.
+            1 => object_kw(inner.clone()).prop_map(|mut m| {
+                let properties = m.entry("properties").or_insert_with(|| json!({}));
+                properties["self"] = json!({"$ref": "#"});
+                typed(m, "object")
+            }),
+            1 => if long { long_array() } else { typed_schema("array", inner.clone()) },
+            5 => typed_schema("object", inner.clone()),
+            2 => prop::collection::vec(inner.clone(), 1..4)
+                .prop_map(|v| json!({"anyOf": v})),
+            // Overlapping branches.
+            1 => prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| json!({"oneOf": v})),
+            // Branches disjoint by type.
+            2 => {
+                let inner = inner.clone();
+                prop::sample::subsequence(kinds, 2..4).prop_flat_map(move |kinds| {
+                    kinds
+                        .into_iter()
+                        .map(|k| typed_schema(k, inner.clone()))
+                        .collect::<Vec<_>>()
+                })
+                .prop_map(|v| json!({"oneOf": v}))
+            },
+            // Objects told apart by a required `kind` with distinct constants.
+            2 => prop::collection::vec(object_kw(inner.clone()), 2..4).prop_map(|maps| {
+                let branches: Vec<Value> = maps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, mut m)| {
+                        let mut properties = m
+                            .remove("properties")
+                            .and_then(|p| p.as_object().cloned())
+                            .unwrap_or_default();
+                        properties.insert("kind".to_string(), json!({"const": format!("k{i}")}));
+                        let mut required = m
+                            .remove("required")
+                            .and_then(|r| r.as_array().cloned())
+                            .unwrap_or_default();
+                        required.push(json!("kind"));
+                        m.insert("properties".to_string(), Value::Object(properties));
+                        m.insert("required".to_string(), Value::Array(required));
+                        typed(m, "object")
+                    })
+                    .collect();
+                json!({"oneOf": branches})
+            }),
+            // Mergeable `allOf`: members of one family, the first with the type.
+            3 => pick(KINDS).prop_flat_map({
+                let inner = inner.clone();
+                move |kind| {
+                    (
+                        family_kw(kind, inner.clone()),
+                        family_kw(kind, inner.clone()),
+                        any::<bool>(),
+                    )
+                        .prop_map(move |(a, b, both_typed)| {
+                            let b = if both_typed { typed(b, kind) } else { Value::Object(b) };
+                            json!({"allOf": [typed(a, kind), b]})
+                        })
+                }
+            }),
+            1 => (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"allOf": [a, b]})),
+            // Branches merged with sibling keywords of the same family.
+            2 => pick(&["string", "integer", "number", "object", "array"]).prop_flat_map({
+                let inner = inner.clone();
+                move |kind| {
+                    (
+                        family_kw(kind, inner.clone()),
+                        prop::collection::vec(family_kw(kind, inner.clone()), 1..4),
+                        any::<bool>(),
+                    )
+                        .prop_map(move |(base, branches, one)| {
+                            let key = if one { "oneOf" } else { "anyOf" };
+                            let mut m = base;
+                            m.insert("type".to_string(), json!(kind));
+                            m.insert(
+                                key.to_string(),
+                                Value::Array(branches.into_iter().map(Value::Object).collect()),
+                            );
+                            Value::Object(m)
+                        })
+                }
+            }),
+            // A nullable or otherwise widened nested schema.
+            2 => (pick(&["array", "object"]), pick(&["null", "string", "integer"]))
+                .prop_flat_map({
+                    let inner = inner.clone();
+                    move |(kind, other)| {
+                        family_kw(kind, inner.clone()).prop_map(move |mut m| {
+                            m.insert("type".to_string(), json!([kind, other]));
+                            Value::Object(m)
+                        })
+                    }
+                }),
+            // `$ref` with sibling keywords.
+            2 => (refs.clone(), extras()).prop_map(|(r, extra)| {
+                let mut m = r.as_object().cloned().unwrap();
+                m.extend(extra);
+                Value::Object(m)
+            }),
+        ]
+    })
+    .boxed()
+}
+
+/// A whole document: a root schema and the `$defs` it may refer to.
+fn document() -> BoxedStrategy<Value> {
+    let leaf = prop_oneof![8 => scalar(), 2 => reference()].boxed();
+    (
+        prop_oneof![
+            30 => nested(leaf, reference(), 4, 24, true),
+            // patternProperties at the root, where nothing is merged into it.
+            3 => pattern_object(),
+            // A cycle with no base case, reached where the value must have it.
+            1 => Just(json!({"$ref": "#/$defs/loop"})),
+            1 => Just(json!({"type": "object", "properties": {"p": {"$ref": "#/$defs/loop"}}, "required": ["p"]})),
+            // Not reached from an optional property: see the bug noted at `loop`.
+        ],
+        scalar(),
+        nested(
+            prop_oneof![Just(json!({"$ref": "#/$defs/a"})), scalar()].boxed(),
+            Just(json!({"$ref": "#/$defs/a"})).boxed(),
+            2,
+            6,
+            false,
+        ),
+        scalar(),
+        any::<bool>(),
+        maybe(0.7, 1u64..4),
+    )
+        .prop_map(|(body, a, b, value, children_required, max_children)| {
+            // Bug (reported): a `$ref` target that accepts nothing, reached again through
+            // a reference back to it (here through `#`) while it compiles, leaves a rule
+            // behind that names it, though its own rule is never made: `{"type": "object",
+            // "additionalProperties": {"$ref": "#/$defs/b"}, "$defs": {"b": {"type":
+            // "object", "properties": {"self": {"$ref": "#"}}, "required": ["a"],
+            // "additionalProperties": false}}}` fails with "rule `b` is used but never
+            // defined" (`{}` is valid). So the definitions always accept something;
+            // unsatisfiable ones become `{"type": "null"}`.
+            let satisfiable = |defs: &Value, name: &str| {
+                let probe = json!({"$defs": defs, "$ref": format!("#/$defs/{name}")});
+                !matches!(
+                    compile(&probe, &Options::default()),
+                    Err(CompileError::Unsatisfiable { .. })
+                )
+            };
+            let null = json!({"type": "null"});
+            let value = if satisfiable(&json!({"v": value}), "v") {
+                value
+            } else {
+                null.clone()
+            };
+            let mut children = json!({"type": "array", "items": {"$ref": "#/$defs/tree"}});
+            if let Some(max) = max_children {
+                children["maxItems"] = json!(max);
+            }
+            let mut tree_required = vec![json!("value")];
+            if children_required {
+                tree_required.push(json!("children"));
+            }
+            let mut defs = json!({
+                "a": a,
+                "b": b,
+                // A tree node: its children are nodes; an empty `children` ends it.
+                "tree": {
+                    "type": "object",
+                    "properties": {"value": value.clone(), "children": children},
+                    "required": tree_required,
+                    "additionalProperties": false
+                },
+                // A linked list: `null` ends it.
+                "list": {"anyOf": [
+                    {"type": "null"},
+                    {
+                        "type": "object",
+                        "properties": {"head": value, "tail": {"$ref": "#/$defs/list"}},
+                        "required": ["head", "tail"],
+                        "additionalProperties": false
+                    }
+                ]},
+                // No base case: every value needs another. Bug (reported): referenced from
+                // an optional property, the compiler calls the whole schema unsatisfiable
+                // (the rule is an empty language) although `{}` is valid; so that is not
+                // generated.
+                "loop": {
+                    "type": "object",
+                    "properties": {"next": {"$ref": "#/$defs/loop"}},
+                    "required": ["next"]
+                }
+            });
+            for name in ["a", "b"] {
+                if !satisfiable(&defs, name) {
+                    defs[name] = null.clone();
+                }
+            }
+            let mut root = match body {
+                Value::Object(m) => m,
+                Value::Bool(true) => Kw::new(),
+                _ => parse_map(r#"{"not": {}}"#),
+            };
+            // Only the definitions the document reaches (for readable failures).
+            let mut reached: Vec<&str> = Vec::new();
+            let mut text = serde_json::to_string(&root).unwrap();
+            loop {
+                let next = ["a", "b", "tree", "list", "loop"].into_iter().find(|name| {
+                    !reached.contains(name)
+                        && (text.contains(&format!("\"#/$defs/{name}\""))
+                            || text.contains(&format!("\"#/$defs/{name}/")))
+                });
+                let Some(name) = next else { break };
+                reached.push(name);
+                text.push_str(&defs[name].to_string());
+            }
+            if let Value::Object(all) = defs {
+                let kept: Kw = all
+                    .into_iter()
+                    .filter(|(name, _)| reached.contains(&name.as_str()))
+                    .collect();
+                if !kept.is_empty() {
+                    root.insert("$defs".to_string(), Value::Object(kept));
+                }
+            }
+            Value::Object(root)
+        })
+        .boxed()
+}
+
+// ---------------------------------------------------------------------------------------
+// The check
+// ---------------------------------------------------------------------------------------
+
+/// What the run saw.
+#[derive(Debug, Default)]
+struct Stats {
+    schemas: usize,
+    compiled: usize,
+    needs_validation: usize,
+    unsatisfiable: usize,
+    samples: usize,
+    /// Samples that failed validation where the compiler said validation is needed.
+    rejected_needing_validation: usize,
+    /// Samples that failed validation only through f64 rounding of long numbers.
+    imprecise: usize,
+    /// Samples serde_json refuses because of a known compiler bug, by bug.
+    known: std::collections::BTreeMap<&'static str, usize>,
+}
+
+/// Number tokens of a JSON text (outside strings).
+fn number_tokens(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let (mut i, mut in_string) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+        } else if b == b'"' {
+            in_string = true;
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            tokens.push(&text[start..i]);
+        } else {
+            i += 1;
+        }
+    }
+    tokens
+}
+
+/// Does the schema have a fractional `multipleOf` anywhere?
+fn has_fractional_step(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(k, v)| match k.as_str() {
+            "multipleOf" => v.as_f64().is_some_and(|m| m.fract() != 0.0),
+            "enum" | "const" => false,
+            _ => has_fractional_step(v),
+        }),
+        Value::Array(items) => items.iter().any(has_fractional_step),
+        _ => false,
+    }
+}
+
+/// Can jsonschema judge this number exactly, as serde_json (without arbitrary precision)
+/// reads it? Integers within i64/u64 stay exact, and jsonschema compares them exactly with
+/// bounds and integral steps; with a fractional step it divides their f64s, exact up to
+/// 2^53. Other numbers become f64s, which keep decimals of at most 15 significant digits
+/// apart and in order.
+fn exact_in_serde(token: &str, fractional_steps: bool) -> bool {
+    let limit: u64 = if fractional_steps { 1 << 53 } else { u64::MAX };
+    if token
+        .parse::<i64>()
+        .is_ok_and(|i| i.unsigned_abs() <= limit)
+        || token.parse::<u64>().is_ok_and(|u| u <= limit)
+    {
+        return true;
+    }
+    let unsigned = token.strip_prefix('-').unwrap_or(token);
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => match unsigned[at + 1..].parse::<i64>() {
+            Ok(e) => (&unsigned[..at], e),
+            Err(_) => return false,
+        },
+        None => (unsigned, 0),
+    };
+    let int_len = mantissa.find('.').unwrap_or(mantissa.len()) as i64;
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let leading = digits.iter().take_while(|&&d| d == b'0').count();
+    let trailing = digits.iter().rev().take_while(|&&d| d == b'0').count();
+    if leading == digits.len() {
+        return true; // zero
+    }
+    let significant = digits.len() - leading - trailing;
+    let magnitude = int_len - leading as i64 - 1 + exponent;
+    if significant > 15 || !(-290..=290).contains(&magnitude) {
+        return false;
+    }
+    // A whole number of 2^53 or more: jsonschema takes `multipleOf` of its f64 by `%`,
+    // exact only when the f64 is the number itself (odd part below 2^53).
+    let scale = magnitude - (significant as i64 - 1);
+    if magnitude >= 15 && scale >= 0 {
+        let Ok(scale) = u32::try_from(scale) else {
+            return false;
+        };
+        let mantissa: u128 = digits[leading..digits.len() - trailing]
+            .iter()
+            .fold(0, |acc, d| acc * 10 + u128::from(d - b'0'));
+        let Some(mut odd) = 5u128
+            .checked_pow(scale)
+            .and_then(|p| p.checked_mul(mantissa))
+        else {
+            return false;
+        };
+        while odd % 2 == 0 {
+            odd /= 2;
+        }
+        return odd < 1 << 53;
+    }
+    true
+}
+
+/// `schema` without `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` and
+/// `multipleOf` anywhere (outside `enum`/`const` values). The generator puts them under no
+/// `not` and tells `oneOf` branches apart by type or constants only, so this accepts a
+/// superset.
+fn without_numeric_keywords(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "minimum"
+                            | "maximum"
+                            | "exclusiveMinimum"
+                            | "exclusiveMaximum"
+                            | "multipleOf"
+                    )
+                })
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        "enum" | "const" => v.clone(),
+                        // Maps from names to schemas: keep the names.
+                        "properties" | "patternProperties" | "$defs" => match v {
+                            Value::Object(m) => Value::Object(
+                                m.iter()
+                                    .map(|(n, s)| (n.clone(), without_numeric_keywords(s)))
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        },
+                        _ => without_numeric_keywords(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_numeric_keywords).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Does this text fail to parse only because of a known compiler bug? Bug (reported):
+/// unconstrained numbers allow any exponent, so `{"type": "number"}` emits `-9E757`,
+/// which serde_json refuses ("number out of range") and most parsers read as infinity.
+/// The `number` rule sits in nearly every schema, so it cannot be left out of the
+/// generator; such samples are counted and skipped instead.
+fn known_parse_failure(message: &str) -> Option<&'static str> {
+    if message.contains("number out of range") {
+        return Some("number beyond f64");
+    }
+    None
+}
+
+fn candidates() -> Vec<Value> {
+    vec![
+        json!(null),
+        json!(0),
+        json!(""),
+        json!([]),
+        json!({}),
+        json!(true),
+        json!(false),
+        json!(1),
+        json!(-1),
+        json!(0.5),
+        json!("a"),
+    ]
+}
+
+fn errors(validator: &jsonschema::Validator, value: &Value) -> String {
+    match validator.validate(value) {
+        Ok(()) => "  (valid)".to_string(),
+        Err(e) => format!("  at {}: {e}", e.instance_path()),
+    }
+}
+
+fn clip(text: &str, n: usize) -> String {
+    if text.chars().count() <= n {
+        text.to_string()
+    } else {
+        format!(
+            "{}… ({} chars)",
+            text.chars().take(n).collect::<String>(),
+            text.chars().count()
+        )
+    }
+}
+
+fn check_schema(
+    schema: &Value,
+    seed: u64,
+    whitespace: Whitespace,
+    stats: &mut Stats,
+) -> Result<(), TestCaseError> {
+    stats.schemas += 1;
+    let pretty = serde_json::to_string(schema).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| {
+            TestCaseError::fail(format!("jsonschema refuses the schema: {e}\n{pretty}"))
+        })?;
+    let options = Options {
+        whitespace,
+        ..Options::default()
+    };
+    let compiled = match compile(schema, &options) {
+        Ok(compiled) => compiled,
+        Err(CompileError::Unsatisfiable { pointer, message }) => {
+            stats.unsatisfiable += 1;
+            for candidate in candidates() {
+                if validator.is_valid(&candidate) {
+                    return Err(TestCaseError::fail(format!(
+                        "compile says unsatisfiable ({pointer}: {message}) but {candidate} is valid\nschema: {pretty}"
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        Err(e) => {
+            return Err(TestCaseError::fail(format!(
+                "compile error on a valid schema: {e}\nschema: {pretty}"
+            )))
+        }
+    };
+    stats.compiled += 1;
+    let needs_validation = compiled.needs_validation();
+    if needs_validation {
+        stats.needs_validation += 1;
+    }
+    let sampler = Sampler::new(&compiled.grammar).map_err(|e| {
+        TestCaseError::fail(format!(
+            "cannot sample: {e}\nschema: {pretty}\n{}",
+            compiled.grammar
+        ))
+    })?;
+    let options = SampleOptions {
+        max_len: MAX_LEN,
+        ..SampleOptions::default()
+    };
+    for text in sampler.samples(seed, SAMPLES, options) {
+        stats.samples += 1;
+        let value: Value = match serde_json::from_str(&text) {
+            Ok(value) => value,
+            Err(e) => {
+                let message = e.to_string();
+                if let Some(known) = known_parse_failure(&message) {
+                    *stats.known.entry(known).or_default() += 1;
+                    continue;
+                }
+                return Err(TestCaseError::fail(format!(
+                    "sample is not JSON for serde_json ({message})\nschema: {pretty}\nsample: {text}\ngrammar:\n{}",
+                    clip(&compiled.grammar.to_string(), 4000)
+                )));
+            }
+        };
+        if validator.is_valid(&value) {
+            continue;
+        }
+        if needs_validation {
+            stats.rejected_needing_validation += 1;
+            continue;
+        }
+        // Numbers serde_json cannot hold exactly: the failure is f64 rounding when the
+        // value passes once the numeric keywords are gone.
+        let fractional_steps = has_fractional_step(schema);
+        if !number_tokens(&text)
+            .into_iter()
+            .all(|token| exact_in_serde(token, fractional_steps))
+        {
+            let relaxed = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .should_validate_formats(true)
+                .build(&without_numeric_keywords(schema))
+                .unwrap();
+            if relaxed.is_valid(&value) {
+                stats.imprecise += 1;
+                continue;
+            }
+        }
+        let mut report = String::new();
+        writeln!(
+            report,
+            "a sample violates the schema, and no keyword is validation-only"
+        )
+        .unwrap();
+        writeln!(report, "schema: {pretty}").unwrap();
+        writeln!(report, "sample: {text}").unwrap();
+        writeln!(report, "jsonschema:\n{}", errors(&validator, &value)).unwrap();
+        writeln!(report, "diagnostics: {:?}", compiled.diagnostics).unwrap();
+        writeln!(
+            report,
+            "grammar:\n{}",
+            clip(&compiled.grammar.to_string(), 4000)
+        )
+        .unwrap();
+        return Err(TestCaseError::fail(report));
+    }
+    Ok(())
+}
+
+#[test]
+fn samples_of_compiled_schemas_validate() {
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: None,
+        ..Config::with_cases(CASES)
+    });
+    let stats = RefCell::new(Stats::default());
+    let whitespace = prop_oneof![
+        3 => Just(Whitespace::Compact),
+        1 => Just(Whitespace::Flexible),
+    ];
+    let result = runner.run(
+        &(document(), any::<u64>(), whitespace),
+        |(schema, seed, whitespace)| {
+            check_schema(&schema, seed, whitespace, &mut stats.borrow_mut())
+        },
+    );
+    let stats = stats.into_inner();
+    eprintln!(
+        "schemas: {} generated, {} compiled ({} needing validation), {} unsatisfiable; \
+         samples: {} drawn, {} rejected where validation was needed, {} rejected only through f64 rounding",
+        stats.schemas,
+        stats.compiled,
+        stats.needs_validation,
+        stats.unsatisfiable,
+        stats.samples,
+        stats.rejected_needing_validation,
+        stats.imprecise,
+    );
+    for (bug, count) in &stats.known {
+        eprintln!("known bug: {count} samples skipped: {bug}");
+    }
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(reason, (schema, seed, whitespace))) => {
+            panic!("{reason}\n(shrunk; sampling seed {seed}, whitespace {whitespace:?})\n{schema}")
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
