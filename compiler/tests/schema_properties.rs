@@ -330,10 +330,24 @@ fn object_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
         maybe(0.12, pick(PROPERTY_NAMES)),
         maybe(0.1, 0u64..4),
         maybe(0.1, 0u64..5),
-        maybe(0.05, prop_oneof![Just(json!(false)), inner]),
+        maybe(0.05, prop_oneof![Just(json!(false)), inner.clone()]),
+        maybe(
+            0.06,
+            prop::collection::vec((pick(PATTERN_KEYS), inner), 1..3),
+        ),
     )
         .prop_map(
-            |(props, required_mask, extra_required, additional, names, min, max, unevaluated)| {
+            |(
+                props,
+                required_mask,
+                extra_required,
+                additional,
+                names,
+                min,
+                max,
+                unevaluated,
+                patterns,
+            )| {
                 let mut properties = Kw::new();
                 for (key, schema) in props {
                     properties.entry(key.to_string()).or_insert(schema);
@@ -344,6 +358,18 @@ fn object_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
                     .filter(|(_, r)| **r)
                     .map(|(k, _)| json!(k))
                     .collect();
+                // Bugs (reported): beside `patternProperties`, a required name that is not
+                // declared gets the `additionalProperties` schema even where it matches a
+                // pattern (`{"type": "object", "required": ["a"], "patternProperties":
+                // {"^a$": {"type": "null"}}}` emits `{"a":true}`), and `unevaluatedProperties`
+                // is ignored (`{"type": "object", "required": ["a"], "unevaluatedProperties":
+                // false, "patternProperties": {"^x": {}}}` emits `{"a":null}`, though no
+                // value is valid). So neither goes beside patterns.
+                let (extra_required, unevaluated) = if patterns.is_some() {
+                    (None, None)
+                } else {
+                    (extra_required, unevaluated)
+                };
                 if let Some(name) = extra_required {
                     if !required.contains(&json!(name)) {
                         required.push(json!(name));
@@ -361,6 +387,13 @@ fn object_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
                 put(&mut m, "minProperties", min.map(Value::from));
                 put(&mut m, "maxProperties", max.map(Value::from));
                 put(&mut m, "unevaluatedProperties", unevaluated);
+                put(
+                    &mut m,
+                    "patternProperties",
+                    patterns.map(|p| {
+                        Value::Object(p.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                    }),
+                );
                 m
             },
         )
@@ -400,16 +433,8 @@ fn long_array() -> BoxedStrategy<Value> {
 const PATTERN_KEYS: &[&str] = &["^x", "^[0-9]+$", "b", "^(a|id)$", "é", "^[a-z]{1,3}$"];
 
 /// An object with `patternProperties`, beside `properties`, `required`,
-/// `additionalProperties` and property counts, over non-nested schemas.
-///
-/// Generated only where nothing is merged into it. Bugs (reported): merging (`allOf`,
-/// branches with sibling keywords, `$ref` with siblings) ignores `patternProperties`:
-/// `{"allOf": [{"patternProperties": {"^x": {}}}, {"additionalProperties": false}]}`
-/// emits `{"x":0}`, and `{"allOf": [{"properties": {"a": {}}, "required": ["a"]},
-/// {"additionalProperties": false, "patternProperties": {"^x": true}}]}` emits
-/// `{"a":…}`. And beside `propertyNames`, keys matching a pattern are not checked
-/// against it (`{"propertyNames": {"const": "k"}, "patternProperties": {"^x": {}}}`
-/// emits `{"x":0}`), so `propertyNames` is not generated here.
+/// `additionalProperties`, `propertyNames` and property counts, over non-nested schemas:
+/// where nothing is merged into it, so the patterns are enforced by the grammar.
 fn pattern_object() -> BoxedStrategy<Value> {
     let leaf = scalar();
     (
@@ -424,36 +449,40 @@ fn pattern_object() -> BoxedStrategy<Value> {
         ],
         maybe(0.2, 0u64..3),
         maybe(0.2, 0u64..4),
+        maybe(0.1, pick(PROPERTY_NAMES)),
     )
-        .prop_map(|(props, required_mask, patterns, additional, min, max)| {
-            let mut properties = Kw::new();
-            for (key, schema) in props {
-                properties.entry(key.to_string()).or_insert(schema);
-            }
-            let required: Vec<Value> = properties
-                .keys()
-                .zip(&required_mask)
-                .filter(|(_, r)| **r)
-                .map(|(k, _)| json!(k))
-                .collect();
-            let patterns: Kw = patterns
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            let mut m = Kw::new();
-            m.insert("type".to_string(), json!("object"));
-            if !properties.is_empty() {
-                m.insert("properties".to_string(), Value::Object(properties));
-            }
-            if !required.is_empty() {
-                m.insert("required".to_string(), Value::Array(required));
-            }
-            m.insert("patternProperties".to_string(), Value::Object(patterns));
-            put(&mut m, "additionalProperties", additional);
-            put(&mut m, "minProperties", min.map(Value::from));
-            put(&mut m, "maxProperties", max.map(Value::from));
-            Value::Object(m)
-        })
+        .prop_map(
+            |(props, required_mask, patterns, additional, min, max, names)| {
+                let mut properties = Kw::new();
+                for (key, schema) in props {
+                    properties.entry(key.to_string()).or_insert(schema);
+                }
+                let required: Vec<Value> = properties
+                    .keys()
+                    .zip(&required_mask)
+                    .filter(|(_, r)| **r)
+                    .map(|(k, _)| json!(k))
+                    .collect();
+                let patterns: Kw = patterns
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
+                let mut m = Kw::new();
+                m.insert("type".to_string(), json!("object"));
+                if !properties.is_empty() {
+                    m.insert("properties".to_string(), Value::Object(properties));
+                }
+                if !required.is_empty() {
+                    m.insert("required".to_string(), Value::Array(required));
+                }
+                m.insert("patternProperties".to_string(), Value::Object(patterns));
+                put(&mut m, "additionalProperties", additional);
+                put(&mut m, "minProperties", min.map(Value::from));
+                put(&mut m, "maxProperties", max.map(Value::from));
+                put(&mut m, "propertyNames", names.map(parse));
+                Value::Object(m)
+            },
+        )
         .boxed()
 }
 

@@ -312,14 +312,14 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
             }
             if let Some(k) = num("multipleOf") {
                 let q = v / k;
-                if q.abs() > 9_007_199_254_740_992.0 {
+                if q.abs() >= 9_007_199_254_740_992.0 {
                     unchecked = true;
                 } else if q != q.round() {
                     return Fit::No;
                 }
             }
             // Beyond 2^53, f64 comparisons above may be off by one.
-            if v.abs() > 9_007_199_254_740_992.0 {
+            if v.abs() >= 9_007_199_254_740_992.0 {
                 unchecked = true;
             }
         }
