@@ -67,8 +67,8 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
                 Some(pick_number(va, vb, key == "exclusiveMinimum"))
             }
             "required" => Some(union_strings(va, vb)),
-            "properties" | "patternProperties" | "dependentSchemas" => merge_maps(va, vb),
-            "dependentRequired" => merge_dependent_required(va, vb),
+            "properties" | "patternProperties" | "dependentSchemas" => merge_keyed(va, vb, all_of),
+            "dependentRequired" => merge_keyed(va, vb, union_strings),
             "additionalProperties"
             | "items"
             | "additionalItems"
@@ -238,25 +238,13 @@ fn union_strings(a: &Value, b: &Value) -> Value {
     Value::Array(out)
 }
 
-fn merge_maps(a: &Value, b: &Value) -> Option<Value> {
+/// Two objects keyed by name: keys on one side are kept, keys on both are combined.
+fn merge_keyed(a: &Value, b: &Value, combine: fn(&Value, &Value) -> Value) -> Option<Value> {
     let (ma, mb) = (a.as_object()?, b.as_object()?);
     let mut out = ma.clone();
     for (k, vb) in mb {
         let merged = match ma.get(k) {
-            Some(va) => all_of(va, vb),
-            None => vb.clone(),
-        };
-        out.insert(k.clone(), merged);
-    }
-    Some(Value::Object(out))
-}
-
-fn merge_dependent_required(a: &Value, b: &Value) -> Option<Value> {
-    let (ma, mb) = (a.as_object()?, b.as_object()?);
-    let mut out = ma.clone();
-    for (k, vb) in mb {
-        let merged = match ma.get(k) {
-            Some(va) => union_strings(va, vb),
+            Some(va) => combine(va, vb),
             None => vb.clone(),
         };
         out.insert(k.clone(), merged);
