@@ -8,10 +8,11 @@
 //! nullable), `check` follows the truth, because llama.cpp's sampler would recurse
 //! forever on what slips through.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ast::{Expr, Grammar, Pos};
-use super::flat::{Flat, LowerError, MAX_EXPR_DEPTH, MAX_REPEAT};
+use super::derives::{self, Definitions, Derives};
+use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_REPEAT};
 use crate::diagnostic::Diagnostic;
 
 /// Checks a grammar; returns every finding, errors and warnings, in source order.
@@ -43,18 +44,25 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
     references(grammar, &defined, &mut out);
     repetitions(grammar, &mut out);
     classes(grammar, &mut out);
-    match Flat::lower(grammar) {
-        Ok(flat) => {
-            let nullable_rules = nullable_rules(grammar, &flat);
-            left_recursion(grammar, &defined, &nullable_rules, &mut out);
-            nullable_repetitions(grammar, &nullable_rules, &mut out);
-            if !out.iter().any(|d| d.code == "undefined-rule") {
-                // Otherwise every rule that reaches the undefined one would be reported too.
-                empty_languages(grammar, &flat, &mut out);
+    let bounds_ok = !out.iter().any(|d| d.code == "repeat-bound");
+    if bounds_ok && derives::too_large(grammar) {
+        out.push(Diagnostic::error(
+            "too-large",
+            None,
+            LowerError::TooLarge.to_string(),
+        ));
+    } else if bounds_ok {
+        match derives::derives(grammar, &defined) {
+            Ok(derived) => {
+                left_recursion(grammar, &defined, &derived, &mut out);
+                nullable_repetitions(grammar, &defined, &derived, &mut out);
+                if !out.iter().any(|d| d.code == "undefined-rule") {
+                    // Otherwise every rule that reaches the undefined one would be reported too.
+                    empty_languages(grammar, &defined, &derived, &mut out);
+                }
             }
+            Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
         }
-        Err(LowerError::RepeatTooLarge(_)) => {} // reported by `repetitions`
-        Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
     }
     out.sort_by_key(|d| d.pos.map(|p| (p.line, p.column)));
     out
@@ -67,8 +75,8 @@ pub fn is_clean(diagnostics: &[Diagnostic]) -> bool {
 
 /// Maps each rule name to the index of its first definition; reports duplicates and a
 /// missing `root`.
-fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> HashMap<&'g str, usize> {
-    let mut defined: HashMap<&str, usize> = HashMap::new();
+fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> Definitions<'g> {
+    let mut defined = Definitions::default();
     for (index, rule) in grammar.rules.iter().enumerate() {
         if let Some(&first) = defined.get(rule.name.as_str()) {
             let first_pos = grammar.rules[first].pos;
@@ -128,7 +136,7 @@ fn names(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
 }
 
 /// Reports references to undefined rules, and rules that `root` never reaches.
-fn references(grammar: &Grammar, defined: &HashMap<&str, usize>, out: &mut Vec<Diagnostic>) {
+fn references(grammar: &Grammar, defined: &Definitions<'_>, out: &mut Vec<Diagnostic>) {
     for rule in &grammar.rules {
         rule.body.walk(|e| {
             if let Expr::Ref { name, pos } = e {
@@ -238,7 +246,7 @@ fn repetitions(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
 /// generated-rule product exceeds its limit (`llama-grammar.cpp`, `handle_repetitions`).
 #[derive(Default)]
 struct SymbolSimulation<'g> {
-    seen: HashSet<&'g str>,
+    seen: FxHashSet<&'g str>,
     symbols: u64,
 }
 
@@ -351,54 +359,30 @@ fn classes(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Which rule names derive the empty text.
-fn nullable_rules<'g>(grammar: &'g Grammar, flat: &Flat) -> HashSet<&'g str> {
-    let nullable = flat.nullable();
-    grammar
-        .rules
-        .iter()
-        .filter(|r| {
-            flat.rule_nt
-                .get(&r.name)
-                .is_some_and(|&nt| nullable[nt as usize])
-        })
-        .map(|r| r.name.as_str())
-        .collect()
-}
-
-fn expr_nullable(expr: &Expr, nullable_rules: &HashSet<&str>) -> bool {
-    match expr {
-        Expr::Seq(items) => items.iter().all(|i| expr_nullable(i, nullable_rules)),
-        Expr::Alt(arms) => arms.iter().any(|a| expr_nullable(a, nullable_rules)),
-        Expr::Literal(text) => text.is_empty(),
-        Expr::Class { .. } | Expr::Any | Expr::Token { .. } => false,
-        Expr::Ref { name, .. } => nullable_rules.contains(name.as_str()),
-        Expr::Group(inner) => expr_nullable(inner, nullable_rules),
-        Expr::Repeat { expr, min, max, .. } => {
-            *min == 0 || *max == Some(0) || expr_nullable(expr, nullable_rules)
-        }
-    }
-}
-
 /// The rules that can appear leftmost in `expr` (after a prefix that may be empty).
-fn leftmost_refs<'g>(expr: &'g Expr, nullable_rules: &HashSet<&str>, into: &mut Vec<&'g str>) {
+fn leftmost_refs<'g>(
+    expr: &'g Expr,
+    defined: &Definitions<'_>,
+    nullable: &[bool],
+    into: &mut Vec<&'g str>,
+) {
     match expr {
         Expr::Seq(items) => {
             for item in items {
-                leftmost_refs(item, nullable_rules, into);
-                if !expr_nullable(item, nullable_rules) {
+                leftmost_refs(item, defined, nullable, into);
+                if !derives::nullable(item, defined, nullable) {
                     break;
                 }
             }
         }
         Expr::Alt(arms) => arms
             .iter()
-            .for_each(|a| leftmost_refs(a, nullable_rules, into)),
+            .for_each(|a| leftmost_refs(a, defined, nullable, into)),
         Expr::Ref { name, .. } => into.push(name),
-        Expr::Group(inner) => leftmost_refs(inner, nullable_rules, into),
+        Expr::Group(inner) => leftmost_refs(inner, defined, nullable, into),
         Expr::Repeat { expr, max, .. } => {
             if *max != Some(0) {
-                leftmost_refs(expr, nullable_rules, into);
+                leftmost_refs(expr, defined, nullable, into);
             }
         }
         Expr::Literal(_) | Expr::Class { .. } | Expr::Any | Expr::Token { .. } => {}
@@ -409,8 +393,8 @@ fn leftmost_refs<'g>(expr: &'g Expr, nullable_rules: &HashSet<&str>, into: &mut 
 /// recursion.
 fn left_recursion(
     grammar: &Grammar,
-    defined: &HashMap<&str, usize>,
-    nullable_rules: &HashSet<&str>,
+    defined: &Definitions<'_>,
+    derived: &Derives,
     out: &mut Vec<Diagnostic>,
 ) {
     let n = grammar.rules.len();
@@ -420,7 +404,7 @@ fn left_recursion(
             continue;
         }
         let mut refs = Vec::new();
-        leftmost_refs(&rule.body, nullable_rules, &mut refs);
+        leftmost_refs(&rule.body, defined, &derived.nullable, &mut refs);
         let mut targets: Vec<usize> = refs
             .iter()
             .filter_map(|r| defined.get(r).copied())
@@ -429,13 +413,13 @@ fn left_recursion(
         targets.dedup();
         edges[index] = targets;
     }
-    for component in strongly_connected(&edges) {
+    for component in derives::strongly_connected(&edges) {
         let first = component.iter().copied().min().unwrap_or(0);
         let cyclic = component.len() > 1 || edges[first].contains(&first);
         if !cyclic {
             continue;
         }
-        let members: HashSet<usize> = component.iter().copied().collect();
+        let members: FxHashSet<usize> = component.iter().copied().collect();
         let cycle = cycle_through(first, &edges, &members);
         let path: Vec<&str> = cycle
             .iter()
@@ -458,8 +442,8 @@ fn left_recursion(
 }
 
 /// A shortest cycle from `start` back to itself inside one strongly connected component.
-fn cycle_through(start: usize, edges: &[Vec<usize>], members: &HashSet<usize>) -> Vec<usize> {
-    let mut parent: HashMap<usize, usize> = HashMap::new();
+fn cycle_through(start: usize, edges: &[Vec<usize>], members: &FxHashSet<usize>) -> Vec<usize> {
+    let mut parent: FxHashMap<usize, usize> = FxHashMap::default();
     let mut queue = std::collections::VecDeque::from([start]);
     while let Some(node) = queue.pop_front() {
         for &next in &edges[node] {
@@ -487,65 +471,12 @@ fn cycle_through(start: usize, edges: &[Vec<usize>], members: &HashSet<usize>) -
     vec![start, start]
 }
 
-/// Tarjan's algorithm, iteratively (grammars can have very long reference chains).
-fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    let n = edges.len();
-    let mut index = vec![usize::MAX; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut components = Vec::new();
-    let mut counter = 0;
-    for root in 0..n {
-        if index[root] != usize::MAX {
-            continue;
-        }
-        let mut work = vec![(root, 0usize)];
-        index[root] = counter;
-        low[root] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (node, ref mut next_edge)) = work.last_mut() {
-            if let Some(&next) = edges[node].get(*next_edge) {
-                *next_edge += 1;
-                if index[next] == usize::MAX {
-                    index[next] = counter;
-                    low[next] = counter;
-                    counter += 1;
-                    stack.push(next);
-                    on_stack[next] = true;
-                    work.push((next, 0));
-                } else if on_stack[next] {
-                    low[node] = low[node].min(index[next]);
-                }
-            } else {
-                work.pop();
-                if let Some(&(parent, _)) = work.last() {
-                    low[parent] = low[parent].min(low[node]);
-                }
-                if low[node] == index[node] {
-                    let mut component = Vec::new();
-                    while let Some(member) = stack.pop() {
-                        on_stack[member] = false;
-                        component.push(member);
-                        if member == node {
-                            break;
-                        }
-                    }
-                    components.push(component);
-                }
-            }
-        }
-    }
-    components
-}
-
 /// `x*`, `x+` and `x{m,}` over an `x` that can match the empty text: llama.cpp expands
 /// them to `r ::= x r |`, which is left recursion it does not always detect.
 fn nullable_repetitions(
     grammar: &Grammar,
-    nullable_rules: &HashSet<&str>,
+    defined: &Definitions<'_>,
+    derived: &Derives,
     out: &mut Vec<Diagnostic>,
 ) {
     for rule in &grammar.rules {
@@ -557,7 +488,7 @@ fn nullable_repetitions(
                 ..
             } = e
             {
-                if expr_nullable(expr, nullable_rules) {
+                if derives::nullable(expr, defined, &derived.nullable) {
                     out.push(
                         Diagnostic::error(
                             "nullable-repeat",
@@ -573,24 +504,23 @@ fn nullable_repetitions(
 }
 
 /// Rules that derive no finite text: a sampler that enters them can never finish.
-fn empty_languages(grammar: &Grammar, flat: &Flat, out: &mut Vec<Diagnostic>) {
-    let lengths = flat.shortest_lengths();
+fn empty_languages(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    derived: &Derives,
+    out: &mut Vec<Diagnostic>,
+) {
     for (index, rule) in grammar.rules.iter().enumerate() {
-        let Some(&nt) = flat.rule_nt.get(&rule.name) else {
-            continue;
-        };
-        if flat.nonterminals[nt as usize] != super::flat::Origin::Rule(index) {
+        if derived.productive[index] || defined.get(rule.name.as_str()) != Some(&index) {
             continue;
         }
-        if lengths[nt as usize].is_none() {
-            out.push(
-                Diagnostic::error(
-                    "empty-language",
-                    Some(rule.pos),
-                    format!("rule `{}` matches nothing: every alternative needs itself, an undefined rule or an impossible class, so generation could never finish", rule.name),
-                )
-                .with_help("give it an alternative that ends, e.g. `list ::= item (\",\" item)*` instead of `list ::= item \",\" list`"),
-            );
-        }
+        out.push(
+            Diagnostic::error(
+                "empty-language",
+                Some(rule.pos),
+                format!("rule `{}` matches nothing: every alternative needs itself, an undefined rule or an impossible class, so generation could never finish", rule.name),
+            )
+            .with_help("give it an alternative that ends, e.g. `list ::= item (\",\" item)*` instead of `list ::= item \",\" list`"),
+        );
     }
 }

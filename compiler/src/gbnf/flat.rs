@@ -13,7 +13,9 @@
 //! `O(size · log size)`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
 
 use thiserror::Error;
 
@@ -79,7 +81,7 @@ pub struct Flat {
     /// Every distinct terminal.
     pub terminals: Vec<Terminal>,
     /// The nonterminal of each rule name (its first definition).
-    pub rule_nt: HashMap<String, u32>,
+    pub rule_nt: FxHashMap<String, u32>,
     /// The augmented start production `S' → root`, when the grammar has a `root`.
     pub start: Option<u32>,
 }
@@ -115,7 +117,7 @@ impl Flat {
                 lowering.flat.rule_nt.insert(rule.name.clone(), nt);
             }
         }
-        let mut defined = std::collections::HashSet::new();
+        let mut defined = rustc_hash::FxHashSet::default();
         for (index, rule) in grammar.rules.iter().enumerate() {
             if !defined.insert(rule.name.as_str()) {
                 continue;
@@ -230,8 +232,8 @@ impl Flat {
 #[derive(Default)]
 struct Lowering {
     flat: Flat,
-    terminal_ids: HashMap<Terminal, u32>,
-    undefined: HashMap<String, u32>,
+    terminal_ids: FxHashMap<Terminal, u32>,
+    undefined: FxHashMap<String, u32>,
     rule: usize,
     symbols: usize,
 }

@@ -7,6 +7,7 @@ pub mod arbitrary;
 pub mod ast;
 pub mod charset;
 pub mod check;
+pub mod derives;
 pub mod flat;
 pub mod parse;
 mod print;

@@ -11,7 +11,8 @@ use super::ast::{ClassRange, Expr, Grammar, Rule, TokenRef};
 impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for rule in &self.rules {
-            writeln!(f, "{rule}")?;
+            fmt::Display::fmt(rule, f)?;
+            f.write_char('\n')?;
         }
         Ok(())
     }
@@ -19,7 +20,9 @@ impl fmt::Display for Grammar {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ::= {}", self.name, self.body)
+        f.write_str(&self.name)?;
+        f.write_str(" ::= ")?;
+        fmt::Display::fmt(&self.body, f)
     }
 }
 
@@ -31,7 +34,7 @@ impl fmt::Display for Expr {
                     if i > 0 {
                         f.write_str(" | ")?;
                     }
-                    write!(f, "{arm}")?;
+                    fmt::Display::fmt(arm, f)?;
                 }
                 Ok(())
             }
@@ -42,17 +45,21 @@ impl fmt::Display for Expr {
                         f.write_char(' ')?;
                     }
                     match item {
-                        Expr::Seq(inner) if !inner.is_empty() => write!(f, "({item})")?,
-                        Expr::Alt(_) => write!(f, "({item})")?,
-                        _ => write!(f, "{item}")?,
+                        Expr::Seq(inner) if !inner.is_empty() => parenthesized(f, item)?,
+                        Expr::Alt(_) => parenthesized(f, item)?,
+                        _ => fmt::Display::fmt(item, f)?,
                     }
                 }
                 Ok(())
             }
             Expr::Literal(text) => {
                 f.write_char('"')?;
-                for c in text.chars() {
-                    write_char_escaped(f, c, &['"', '\\'])?;
+                if text.chars().all(|c| !needs_escape(c, LITERAL_SPECIAL)) {
+                    f.write_str(text)?;
+                } else {
+                    for c in text.chars() {
+                        write_char_escaped(f, c, LITERAL_SPECIAL)?;
+                    }
                 }
                 f.write_char('"')
             }
@@ -76,11 +83,11 @@ impl fmt::Display for Expr {
             }
             Expr::Any => f.write_char('.'),
             Expr::Ref { name, .. } => f.write_str(name),
-            Expr::Group(inner) => write!(f, "({inner})"),
+            Expr::Group(inner) => parenthesized(f, inner),
             Expr::Repeat { expr, min, max, .. } => {
                 match expr.as_ref() {
-                    Expr::Seq(_) | Expr::Alt(_) => write!(f, "({expr})")?,
-                    _ => write!(f, "{expr}")?,
+                    Expr::Seq(_) | Expr::Alt(_) => parenthesized(f, expr)?,
+                    _ => fmt::Display::fmt(expr, f)?,
                 }
                 match (min, max) {
                     (0, None) => f.write_char('*'),
@@ -104,8 +111,29 @@ impl fmt::Display for Expr {
     }
 }
 
+/// Characters a literal escapes with a backslash.
+const LITERAL_SPECIAL: &[char] = &['"', '\\'];
+
+/// Characters a class escapes with a backslash.
+const CLASS_SPECIAL: &[char] = &[']', '[', '\\', '-'];
+
+fn parenthesized(f: &mut fmt::Formatter<'_>, expr: &Expr) -> fmt::Result {
+    f.write_char('(')?;
+    fmt::Display::fmt(expr, f)?;
+    f.write_char(')')
+}
+
 fn write_class_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
-    write_char_escaped(f, c, &[']', '[', '\\', '-'])
+    if needs_escape(c, CLASS_SPECIAL) {
+        write_char_escaped(f, c, CLASS_SPECIAL)
+    } else {
+        f.write_char(c)
+    }
+}
+
+/// `true` when [`write_char_escaped`] writes something other than `c` itself.
+fn needs_escape(c: char, special: &[char]) -> bool {
+    c.is_control() || special.contains(&c)
 }
 
 /// Writes `c`, escaping the characters in `special` with a backslash and control

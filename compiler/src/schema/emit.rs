@@ -8,7 +8,7 @@
 //! names. Names are derived from JSON pointers and made unique, so output is
 //! deterministic.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde_json::{Map, Value};
 
@@ -28,16 +28,16 @@ pub struct Emitter<'d, 'r, 'o> {
     /// The compilation settings.
     pub options: &'o Options<'o>,
     rules: Vec<Rule>,
-    names: HashSet<String>,
-    ref_rules: HashMap<Location, String>,
-    shared: HashSet<&'static str>,
+    names: FxHashSet<String>,
+    ref_rules: FxHashMap<Location, String>,
+    shared: FxHashSet<&'static str>,
     diagnostics: Vec<SchemaDiagnostic>,
-    explained: HashSet<(String, String)>,
+    explained: FxHashSet<(String, String)>,
     explain: Vec<SchemaDiagnostic>,
     /// Where each pointer's entry sits in `explain`.
-    explain_index: HashMap<String, usize>,
+    explain_index: FxHashMap<String, usize>,
     /// Diagnostics already recorded: (pointer, keyword, message).
-    noted: HashSet<(String, String, String)>,
+    noted: FxHashSet<(String, String, String)>,
     inlining: Vec<Location>,
     depth: usize,
 }
@@ -45,7 +45,7 @@ pub struct Emitter<'d, 'r, 'o> {
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An emitter for `doc`.
     pub fn new(doc: &'d Document<'r>, options: &'o Options<'o>) -> Self {
-        let mut names = HashSet::new();
+        let mut names = FxHashSet::default();
         names.insert("root".to_string());
         for shared in SHARED {
             names.insert((*shared).to_string());
@@ -55,13 +55,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             options,
             rules: Vec::new(),
             names,
-            ref_rules: HashMap::new(),
-            shared: HashSet::new(),
+            ref_rules: FxHashMap::default(),
+            shared: FxHashSet::default(),
             diagnostics: Vec::new(),
-            explained: HashSet::new(),
+            explained: FxHashSet::default(),
             explain: Vec::new(),
-            explain_index: HashMap::new(),
-            noted: HashSet::new(),
+            explain_index: FxHashMap::default(),
+            noted: FxHashSet::default(),
             inlining: Vec::new(),
             depth: 0,
         }

@@ -1,0 +1,303 @@
+//! Which rules derive anything at all, and which derive the empty text, computed on the
+//! tree itself.
+//!
+//! Both are least fixpoints: start from "no rule does" and re-evaluate rule bodies until
+//! nothing changes. The rules are taken one strongly connected component of the reference
+//! graph at a time, components after the ones they use, so a rule outside a cycle is
+//! evaluated once; inside a component the evaluation repeats until it settles. A component
+//! that needs more than [`MAX_PASSES`] passes sends the whole grammar to
+//! [`Flat::min_derivation`], exact in O(n log n) whatever the shape. The answers are the
+//! same either way; only the cost differs.
+
+use rustc_hash::FxHashMap;
+
+use super::ast::{Expr, Grammar};
+use super::charset::CharSet;
+use super::flat::{Flat, LowerError, MAX_SYMBOLS};
+
+/// Passes over one strongly connected component before falling back to the flat form.
+pub const MAX_PASSES: usize = 8;
+
+/// What each rule derives, indexed like `grammar.rules`. Only a rule's first definition
+/// counts; later duplicates read `false`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derives {
+    /// The rule derives at least one finite text.
+    pub productive: Vec<bool>,
+    /// The rule derives the empty text.
+    pub nullable: Vec<bool>,
+}
+
+/// Maps each rule name to the index of its first definition.
+pub type Definitions<'g> = FxHashMap<&'g str, usize>;
+
+/// The first definition of each rule name in `grammar`.
+pub fn definitions(grammar: &Grammar) -> Definitions<'_> {
+    let mut defined = Definitions::default();
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        defined.entry(rule.name.as_str()).or_insert(index);
+    }
+    defined
+}
+
+/// Computes [`Derives`] for every rule. References to undefined rules derive nothing.
+///
+/// # Errors
+/// [`LowerError`] only from the fallback, on grammars too large to lower.
+pub fn derives(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, LowerError> {
+    let n = grammar.rules.len();
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        if defined.get(rule.name.as_str()) != Some(&index) {
+            continue;
+        }
+        let targets = &mut edges[index];
+        rule.body.walk(|e| {
+            if let Expr::Ref { name, .. } = e {
+                if let Some(&target) = defined.get(name.as_str()) {
+                    targets.push(target);
+                }
+            }
+        });
+        targets.sort_unstable();
+        targets.dedup();
+    }
+    let mut state = Derives {
+        productive: vec![false; n],
+        nullable: vec![false; n],
+    };
+    // Components come sinks first, so every rule a component uses outside itself is
+    // settled before it; inside a component, iterate to the fixpoint.
+    for component in strongly_connected(&edges) {
+        let single = component.len() == 1 && !edges[component[0]].contains(&component[0]);
+        let mut passes = 0;
+        loop {
+            let mut changed = false;
+            for &index in &component {
+                if defined.get(grammar.rules[index].name.as_str()) != Some(&index) {
+                    continue;
+                }
+                let body = &grammar.rules[index].body;
+                if !state.productive[index] && productive(body, defined, &state.productive) {
+                    state.productive[index] = true;
+                    changed = true;
+                }
+                if !state.nullable[index] && nullable(body, defined, &state.nullable) {
+                    state.nullable[index] = true;
+                    changed = true;
+                }
+            }
+            passes += 1;
+            if single || !changed {
+                break;
+            }
+            if passes > MAX_PASSES {
+                return from_flat(grammar, defined);
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// The exact answer through the flat form, for grammars whose rules are in no helpful
+/// order.
+fn from_flat(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, LowerError> {
+    let flat = Flat::lower(grammar)?;
+    let lengths = flat.shortest_lengths();
+    let mut state = Derives {
+        productive: vec![false; grammar.rules.len()],
+        nullable: vec![false; grammar.rules.len()],
+    };
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        if defined.get(rule.name.as_str()) != Some(&index) {
+            continue;
+        }
+        if let Some(&nt) = flat.rule_nt.get(&rule.name) {
+            let length = lengths[nt as usize];
+            state.productive[index] = length.is_some();
+            state.nullable[index] = length == Some(0);
+        }
+    }
+    Ok(state)
+}
+
+fn rule_has(name: &str, defined: &Definitions<'_>, known: &[bool]) -> bool {
+    defined.get(name).is_some_and(|&index| known[index])
+}
+
+/// Does `expr` derive some finite text, given the rules known to?
+fn productive(expr: &Expr, defined: &Definitions<'_>, known: &[bool]) -> bool {
+    match expr {
+        Expr::Seq(items) => items.iter().all(|i| productive(i, defined, known)),
+        Expr::Alt(arms) => arms.iter().any(|a| productive(a, defined, known)),
+        Expr::Literal(_) | Expr::Any | Expr::Token { .. } => true,
+        Expr::Class { negated, ranges } => class_matches_something(*negated, ranges),
+        Expr::Ref { name, .. } => rule_has(name, defined, known),
+        Expr::Group(inner) => productive(inner, defined, known),
+        Expr::Repeat { expr, min, max, .. } => {
+            *min == 0 || *max == Some(0) || productive(expr, defined, known)
+        }
+    }
+}
+
+/// Does `expr` derive the empty text, given the rules known to?
+pub fn nullable(expr: &Expr, defined: &Definitions<'_>, known: &[bool]) -> bool {
+    match expr {
+        Expr::Seq(items) => items.iter().all(|i| nullable(i, defined, known)),
+        Expr::Alt(arms) => arms.iter().any(|a| nullable(a, defined, known)),
+        Expr::Literal(text) => text.is_empty(),
+        Expr::Class { .. } | Expr::Any | Expr::Token { .. } => false,
+        Expr::Ref { name, .. } => rule_has(name, defined, known),
+        Expr::Group(inner) => nullable(inner, defined, known),
+        Expr::Repeat { expr, min, max, .. } => {
+            *min == 0 || *max == Some(0) || nullable(expr, defined, known)
+        }
+    }
+}
+
+fn class_matches_something(negated: bool, ranges: &[super::ast::ClassRange]) -> bool {
+    if !negated {
+        // A positive class matches something as soon as one range is not reversed.
+        return ranges.iter().any(|r| r.lo <= r.hi);
+    }
+    !CharSet::from_class(negated, ranges).is_empty()
+}
+
+/// The number of symbols the grammar's flat form holds (repetitions expanded, as llama.cpp
+/// expands them), saturating; more than [`MAX_SYMBOLS`] is too large to handle.
+pub fn expanded_size(grammar: &Grammar) -> u64 {
+    grammar
+        .rules
+        .iter()
+        .fold(0u64, |sum, rule| sum.saturating_add(size(&rule.body) + 1))
+}
+
+/// `true` when [`expanded_size`] is above [`MAX_SYMBOLS`].
+pub fn too_large(grammar: &Grammar) -> bool {
+    expanded_size(grammar) > MAX_SYMBOLS as u64
+}
+
+fn size(expr: &Expr) -> u64 {
+    match expr {
+        Expr::Seq(items) => items.iter().fold(0u64, |s, i| s.saturating_add(size(i))),
+        Expr::Alt(arms) => arms
+            .iter()
+            .fold(1u64, |s, a| s.saturating_add(size(a)).saturating_add(1)),
+        Expr::Literal(text) => text.chars().count() as u64,
+        Expr::Class { .. } | Expr::Any | Expr::Token { .. } | Expr::Ref { .. } => 1,
+        Expr::Group(inner) => size(inner),
+        Expr::Repeat { expr, min, max, .. } => {
+            let body = size(expr).max(1);
+            let copies = u64::from(max.unwrap_or(*min).max(*min)).saturating_add(1);
+            body.saturating_mul(copies).saturating_add(2)
+        }
+    }
+}
+
+/// The strongly connected components of a graph given as adjacency lists, each component
+/// listed after every component it reaches (Tarjan's algorithm, iteratively: grammars can
+/// have very long reference chains).
+pub fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = edges.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut components = Vec::new();
+    let mut counter = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0usize)];
+        index[root] = counter;
+        low[root] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (node, ref mut next_edge)) = work.last_mut() {
+            if let Some(&next) = edges[node].get(*next_edge) {
+                *next_edge += 1;
+                if index[next] == usize::MAX {
+                    index[next] = counter;
+                    low[next] = counter;
+                    counter += 1;
+                    stack.push(next);
+                    on_stack[next] = true;
+                    work.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    low[parent] = low[parent].min(low[node]);
+                }
+                if low[node] == index[node] {
+                    let mut component = Vec::new();
+                    while let Some(member) = stack.pop() {
+                        on_stack[member] = false;
+                        component.push(member);
+                        if member == node {
+                            break;
+                        }
+                    }
+                    components.push(component);
+                }
+            }
+        }
+    }
+    components
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::gbnf::parse;
+
+    fn answer(text: &str) -> (Derives, Derives) {
+        let grammar = parse(text).unwrap();
+        let defined = definitions(&grammar);
+        (
+            derives(&grammar, &defined).unwrap(),
+            from_flat(&grammar, &defined).unwrap(),
+        )
+    }
+
+    #[test]
+    fn agrees_with_the_flat_form() {
+        for text in [
+            "root ::= a b\na ::= \"x\"?\nb ::= a | \"y\"\n",
+            "root ::= root \"x\"\n",
+            "root ::= a\na ::= b\nb ::= c\nc ::= \"\"\n",
+            "root ::= [^\\x00-\\U0010FFFF] | \"a\"\n",
+            "root ::= x{0}\nx ::= root\n",
+            "root ::= (\"a\" | b)+\nb ::= undefined\n",
+        ] {
+            let (fast, exact) = answer(text);
+            assert_eq!(fast, exact, "{text}");
+        }
+    }
+
+    #[test]
+    fn long_chains_and_cycles_agree_with_the_flat_form() {
+        let mut base_first = String::from("root ::= r0\nr50 ::= \"\"\n");
+        let mut base_last = String::from("root ::= r0\n");
+        let mut cycle = String::from("root ::= r0\nr50 ::= \"y\" | \"z\" r0\n");
+        for i in (0..50).rev() {
+            base_first.push_str(&format!("r{i} ::= r{} \"x\"\n", i + 1));
+            cycle.push_str(&format!("r{i} ::= \"x\" r{}\n", i + 1));
+        }
+        for i in 0..50 {
+            base_last.push_str(&format!("r{i} ::= r{} r{}?\n", i + 1, i + 1));
+        }
+        base_last.push_str("r50 ::= \"\"\n");
+        for text in [base_first, base_last, cycle] {
+            let (fast, exact) = answer(&text);
+            assert_eq!(fast, exact, "{text}");
+            assert!(fast.productive.iter().all(|&p| p));
+        }
+    }
+}
