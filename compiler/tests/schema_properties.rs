@@ -358,18 +358,6 @@ fn object_kw(inner: BoxedStrategy<Value>) -> BoxedStrategy<Kw> {
                     .filter(|(_, r)| **r)
                     .map(|(k, _)| json!(k))
                     .collect();
-                // Bugs (reported): beside `patternProperties`, a required name that is not
-                // declared gets the `additionalProperties` schema even where it matches a
-                // pattern (`{"type": "object", "required": ["a"], "patternProperties":
-                // {"^a$": {"type": "null"}}}` emits `{"a":true}`), and `unevaluatedProperties`
-                // is ignored (`{"type": "object", "required": ["a"], "unevaluatedProperties":
-                // false, "patternProperties": {"^x": {}}}` emits `{"a":null}`, though no
-                // value is valid). So neither goes beside patterns.
-                let (extra_required, unevaluated) = if patterns.is_some() {
-                    (None, None)
-                } else {
-                    (extra_required, unevaluated)
-                };
                 if let Some(name) = extra_required {
                     if !required.contains(&json!(name)) {
                         required.push(json!(name));

@@ -67,7 +67,7 @@ pub fn object(
         (Some(v), _) => v.clone(),
         // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
         // `unevaluatedProperties` governs the undeclared keys.
-        (None, Some(v)) if !map.contains_key("patternProperties") => v.clone(),
+        (None, Some(v)) => v.clone(),
         (None, _) if e.options.closed || e.closed_by_response_format() => Value::Bool(false),
         (None, _) => Value::Bool(true),
     };
@@ -90,7 +90,10 @@ pub fn object(
             )?;
         }
         match pattern_properties(patterns, &mut properties, &required, e, at)? {
-            Some((arms, for_required)) => {
+            Some(PatternMembers {
+                arms: Some(arms),
+                for_required,
+            }) => {
                 pattern_arms = arms;
                 pattern_schemas_for = for_required;
                 if extras_allowed {
@@ -101,13 +104,24 @@ pub fn object(
                     );
                 }
             }
+            Some(PatternMembers {
+                arms: None,
+                for_required,
+            }) => {
+                pattern_schemas_for = for_required;
+                e.restricted(
+                    at,
+                    "patternProperties",
+                    "a declared name matches a pattern, so keys other than the declared ones are not generated",
+                );
+            }
             None => {
                 e.restricted(
                     at,
                     "patternProperties",
                     "keys other than the declared properties are not generated",
                 );
-                if !properties.is_empty() {
+                if !properties.is_empty() || required.iter().any(|r| !properties.contains_key(r)) {
                     e.validation_only(
                         at,
                         "patternProperties",
@@ -319,19 +333,26 @@ pub fn object(
     Ok(e.add_rule(&hint, body))
 }
 
-/// Extra members for `patternProperties`: per pattern, a key expression and the schema
-/// its values must satisfy; and the schemas for required names that only a pattern
-/// declares. Declared properties whose names match a pattern get its schema merged in.
-/// `None` when some pattern is not compiled (or a declared name matches a pattern: its
-/// key could then appear twice), leaving the caller to restrict.
-#[allow(clippy::type_complexity)]
+/// What `patternProperties` adds to an object's members.
+struct PatternMembers {
+    /// Per pattern, a key expression and the schema its values must satisfy; `None` when
+    /// a declared or required name matches a pattern (its key could then appear twice), so
+    /// no pattern-matched extra keys are generated.
+    arms: Option<Vec<(Expr, Value)>>,
+    /// The schemas of required names that no property declares but a pattern matches.
+    for_required: Vec<(String, Value)>,
+}
+
+/// The members `patternProperties` makes. Declared properties whose names match a
+/// pattern get its schema merged in. `None` when some pattern is not compiled, leaving
+/// the caller to restrict and to leave the patterns to validation.
 fn pattern_properties(
     patterns: &Map<String, Value>,
     properties: &mut Map<String, Value>,
     required: &[String],
     e: &mut Emitter<'_, '_, '_>,
     at: &Location,
-) -> Result<Option<(Vec<(Expr, Value)>, Vec<(String, Value)>)>, CompileError> {
+) -> Result<Option<PatternMembers>, CompileError> {
     let mut compiled: Vec<(Expr, Value, Recognizer)> = Vec::new();
     for (pattern, schema) in patterns {
         match crate::pattern::pattern_expr(pattern) {
@@ -373,7 +394,10 @@ fn pattern_properties(
     for (expr, schema, recognizer) in &compiled {
         if declared.iter().any(|d| matches(d, recognizer)) {
             // A declared name matches: its key could appear twice; keep to declared keys.
-            return Ok(None);
+            return Ok(Some(PatternMembers {
+                arms: None,
+                for_required,
+            }));
         }
         // A key may match several patterns; requiring all their schemas is sound.
         let value = if compiled.len() == 1 {
@@ -390,7 +414,10 @@ fn pattern_properties(
             "values of pattern-matched keys satisfy every pattern's schema",
         );
     }
-    Ok(Some((arms, for_required)))
+    Ok(Some(PatternMembers {
+        arms: Some(arms),
+        for_required,
+    }))
 }
 
 /// `minProperties` / `maxProperties`: enforced when the structure already guarantees
@@ -516,4 +543,48 @@ fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr, escapes: &Expr) -> 
         ]));
     }
     Expr::alt(arms)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::{json, Value};
+
+    use crate::recognize::Recognizer;
+    use crate::schema::{compile, Options};
+
+    fn recognizer(schema: &Value) -> Recognizer {
+        let compiled = compile(schema, &Options::default()).unwrap();
+        Recognizer::new(&compiled.grammar).unwrap()
+    }
+
+    #[test]
+    fn a_required_name_only_a_pattern_declares_gets_the_patterns_schema() {
+        let r = recognizer(&json!({
+            "type": "object",
+            "required": ["a"],
+            "patternProperties": {"^a$": {"type": "null"}}
+        }));
+        assert!(r.recognize(r#"{"a":null}"#).accepted);
+        assert!(!r.recognize(r#"{"a":true}"#).accepted);
+    }
+
+    #[test]
+    fn unevaluated_properties_governs_undeclared_names_beside_patterns() {
+        let schema = json!({
+            "type": "object",
+            "required": ["a"],
+            "unevaluatedProperties": false,
+            "patternProperties": {"^x": {}}
+        });
+        assert!(compile(&schema, &Options::default()).is_err());
+        let r = recognizer(&json!({
+            "type": "object",
+            "unevaluatedProperties": {"type": "integer"},
+            "patternProperties": {"^x": {"type": "string"}}
+        }));
+        assert!(r.recognize(r#"{"xa":"s"}"#).accepted);
+        assert!(!r.recognize(r#"{"xa":1}"#).accepted);
+        assert!(!r.recognize(r#"{"b":"s"}"#).accepted);
+    }
 }
