@@ -155,7 +155,8 @@ pub fn nullable(expr: &Expr, defined: &Definitions<'_>, known: &[bool]) -> bool 
     }
 }
 
-fn class_matches_something(negated: bool, ranges: &[super::ast::ClassRange]) -> bool {
+/// Does a class `[…]` (or `[^…]`) match at least one character?
+pub fn class_matches_something(negated: bool, ranges: &[super::ast::ClassRange]) -> bool {
     if !negated {
         // A positive class matches something as soon as one range is not reversed.
         return ranges.iter().any(|r| r.lo <= r.hi);

@@ -11,6 +11,7 @@ pub mod derives;
 pub mod flat;
 pub mod parse;
 mod print;
+pub mod prune;
 
 pub use ast::{ClassRange, Expr, Grammar, Pos, Rule, TokenRef};
 pub use charset::{CharSet, MAX_CHAR};

@@ -82,8 +82,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             pos: gbnf::Pos::default(),
         });
         grammar.rules.append(&mut self.rules);
-        // Only when something is wrong is the printed text checked again, for positions.
         let mut findings = gbnf::check(&grammar);
+        if findings
+            .iter()
+            .any(|d| d.code == "empty-language" || d.code == "undefined-rule")
+        {
+            // A `$ref` with no base case, or one whose target turned out unsatisfiable
+            // (its rule is never made), behind an optional part or an alternative: the
+            // schema is fine without that part, and so is the grammar.
+            if let Ok(gbnf::prune::Pruned::EmptyLanguage) = gbnf::prune::prune(&mut grammar) {
+                return Err(CompileError::Unsatisfiable {
+                    pointer: String::new(),
+                    message: "every value needs a `$ref` cycle with no base case, or a part that accepts nothing".to_string(),
+                });
+            }
+            findings = gbnf::check(&grammar);
+        }
+        // Only when something is wrong is the printed text checked again, for positions.
         let mut printed = String::new();
         if findings.iter().any(|d| d.is_error()) {
             printed = grammar.to_string();

@@ -587,4 +587,37 @@ mod tests {
         assert!(!r.recognize(r#"{"xa":1}"#).accepted);
         assert!(!r.recognize(r#"{"b":"s"}"#).accepted);
     }
+
+    #[test]
+    fn refs_that_accept_nothing_are_left_out_where_they_may_be() {
+        let defs = json!({"loop": {
+            "type": "object",
+            "properties": {"next": {"$ref": "#/$defs/loop"}},
+            "required": ["next"]
+        }});
+        let r = recognizer(&json!({
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/loop"}, "q": {"type": "null"}},
+            "$defs": defs
+        }));
+        assert!(r.recognize(r#"{"q":null}"#).accepted);
+        assert!(!r.recognize(r#"{"p":{}}"#).accepted);
+        let r = recognizer(&json!({
+            "type": "object",
+            "additionalProperties": {"$ref": "#/$defs/b"},
+            "$defs": {"b": {
+                "type": "object",
+                "properties": {"self": {"$ref": "#"}},
+                "required": ["a"],
+                "additionalProperties": false
+            }}
+        }));
+        assert!(r.recognize("{}").accepted);
+        assert!(!r.recognize(r#"{"x":{}}"#).accepted);
+        let unsatisfiable = json!({"$ref": "#/$defs/loop", "$defs": defs});
+        assert!(matches!(
+            compile(&unsatisfiable, &Options::default()),
+            Err(crate::schema::CompileError::Unsatisfiable { .. })
+        ));
+    }
 }
