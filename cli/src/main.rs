@@ -7,6 +7,7 @@ mod conformance_command;
 mod grammar_commands;
 mod input;
 mod schema_commands;
+mod tools_command;
 
 use std::process::ExitCode;
 
@@ -115,6 +116,47 @@ enum Command {
         #[arg(long)]
         explain: bool,
     },
+    /// Compile a tool list (OpenAI tools or functions, MCP tools/list, Anthropic tools, a chat request) to the grammar of its calls.
+    #[command(
+        after_help = "The input format is detected (--input-format forces one); tool_choice, parallel_tool_calls and response_format are taken from a chat request body unless the flags say otherwise.\n\nSyntaxes, byte for byte:\n  json     {\"name\": \"f\", \"arguments\": {...}}              (parallel: one per line)\n  hermes   <tool_call>\\n{\"name\": \"f\", \"arguments\": {...}}\\n</tool_call>  (parallel: one per line)\n  llama3   {\"name\": \"f\", \"parameters\": {...}}             (parallel: one per line)\n  mistral  [TOOL_CALLS][{\"name\": \"f\", \"arguments\": {...}, \"id\": \"a1B2c3D4e\"}, ...]\n\nExample:\n  gbnfc tools ../shared/examples/weather-tools.openai.json --syntax hermes --choice required\n  gbnfc tools mcp-tools.json --choice auto --parallel --emit json -o tools.json"
+    )]
+    Tools {
+        /// The tool list file, or `-` for standard input.
+        file: String,
+        /// Write the output here instead of standard output.
+        #[arg(short = 'o', long)]
+        output: Option<std::path::PathBuf>,
+        /// Call syntax: json, hermes, llama3 or mistral.
+        #[arg(long, default_value = "json")]
+        syntax: String,
+        /// Tool choice: auto (prose or calls), required, none, or a tool's name [default: the input's tool_choice, else auto].
+        #[arg(long)]
+        choice: Option<String>,
+        /// Allow several calls in one reply (1 to --max-calls) [default: the input's parallel_tool_calls, else one call].
+        #[arg(long, overrides_with = "no_parallel")]
+        parallel: bool,
+        /// Exactly one call per reply, whatever the input says.
+        #[arg(long, overrides_with = "parallel")]
+        no_parallel: bool,
+        /// The most calls in one reply, with parallel calls.
+        #[arg(long, value_name = "N", default_value_t = gbnfc_compiler::tools::DEFAULT_MAX_CALLS)]
+        max_calls: u32,
+        /// Output: the grammar (gbnf), or JSON with the grammar, the lazy grammar, its trigger words and the diagnostics.
+        #[arg(long, value_enum, default_value_t = EmitArg::Gbnf)]
+        emit: EmitArg,
+        /// Read the input as openai, functions, mcp or anthropic instead of detecting it.
+        #[arg(long, value_name = "F")]
+        input_format: Option<String>,
+        /// Fail on keywords that can only be enforced by validation.
+        #[arg(long)]
+        strict: bool,
+        /// Treat an absent `additionalProperties` as `false` in every schema.
+        #[arg(long)]
+        closed: bool,
+        /// Whitespace between JSON tokens inside the arguments (the call itself is exact).
+        #[arg(long, value_enum, default_value_t = WhitespaceArg::Compact)]
+        whitespace: WhitespaceArg,
+    },
     /// Print the canonical text of a JSON value under a schema (what compiled grammars produce).
     #[command(after_help = "Example:\n  gbnfc canon schema.json '{\"b\":1.0,\"a\":\"x\"}'")]
     Canon {
@@ -175,6 +217,15 @@ enum Command {
     },
 }
 
+/// `--emit` values.
+#[derive(Clone, Copy, ValueEnum)]
+enum EmitArg {
+    /// The grammar as GBNF text.
+    Gbnf,
+    /// JSON: grammar, lazy grammar, trigger words, diagnostics.
+    Json,
+}
+
 /// `--whitespace` values.
 #[derive(Clone, Copy, ValueEnum)]
 enum WhitespaceArg {
@@ -206,6 +257,44 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             };
             schema_commands::compile(&schema, output.as_deref(), &flags, explain)
         }
+        Command::Tools {
+            file,
+            output,
+            syntax,
+            choice,
+            parallel,
+            no_parallel,
+            max_calls,
+            emit,
+            input_format,
+            strict,
+            closed,
+            whitespace,
+        } => tools_command::run(&tools_command::ToolsArgs {
+            file: &file,
+            output: output.as_deref(),
+            syntax: &syntax,
+            choice: choice.as_deref(),
+            parallel: if parallel {
+                Some(true)
+            } else if no_parallel {
+                Some(false)
+            } else {
+                None
+            },
+            max_calls,
+            emit: match emit {
+                EmitArg::Gbnf => tools_command::Emit::Gbnf,
+                EmitArg::Json => tools_command::Emit::Json,
+            },
+            input_format: input_format.as_deref(),
+            strict,
+            closed,
+            whitespace: match whitespace {
+                WhitespaceArg::Compact => Whitespace::Compact,
+                WhitespaceArg::Flexible => Whitespace::Flexible,
+            },
+        }),
         Command::Canon {
             schema,
             value,

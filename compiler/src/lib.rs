@@ -1,5 +1,5 @@
 //! gbnfc's compiler: the GBNF language (parse, print, check), a recognizer and a sampler
-//! for any grammar, and (in later modules) the JSON Schema and tool-list compilers.
+//! for any grammar, and the JSON Schema and tool-list compilers.
 //!
 //! Pure Rust, no llama.cpp and no I/O: callers pass text in and get values back.
 //!
@@ -21,5 +21,6 @@ pub mod pattern;
 pub mod recognize;
 pub mod sample;
 pub mod schema;
+pub mod tools;
 
 pub use diagnostic::{Diagnostic, Severity};
