@@ -1003,8 +1003,9 @@ fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'
     }
 }
 
-/// Are the branches provably disjoint? Different types, or a property both require with
-/// disjoint `const`/`enum` values.
+/// Are the branches provably disjoint? Different types, disjoint `const`/`enum` values,
+/// or (where one branch admits objects only) a property both require with disjoint
+/// `const`/`enum` values.
 fn pairwise_disjoint(branches: &[Map<String, Value>]) -> bool {
     for (i, a) in branches.iter().enumerate() {
         for b in &branches[i + 1..] {
@@ -1056,6 +1057,13 @@ fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
             .and_then(Value::as_array)
             .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(k)))
     };
+    // A required property with disjoint values tells objects apart; values of other types
+    // ignore `properties`, so one branch at least must admit objects only.
+    let only_objects =
+        |m: &Map<String, Value>| types(m).is_some_and(|t| t.iter().all(|t| t == "object"));
+    if !(only_objects(a) || only_objects(b)) {
+        return false;
+    }
     if let (Some(pa), Some(pb)) = (props(a), props(b)) {
         for (key, sa) in &pa {
             let Some(sb) = pb.get(key) else { continue };
@@ -1075,4 +1083,33 @@ fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+
+    use crate::recognize::Recognizer;
+    use crate::schema::{compile, Options};
+
+    /// Found by the `schema_compile` fuzz target: without `"type": "object"`, `null` is
+    /// valid under both branches, so a property discriminator proves nothing.
+    #[test]
+    fn one_of_told_apart_by_a_property_only_when_a_branch_admits_objects_only() {
+        let branch = |tag: &str| {
+            json!({"properties": {"kind": {"const": tag}}, "required": ["kind"]})
+        };
+        let loose = json!({"oneOf": [branch("a"), branch("b")]});
+        let compiled = compile(&loose, &Options::default()).unwrap();
+        assert!(compiled.needs_validation());
+        let mut typed = branch("a");
+        typed["type"] = json!("object");
+        let strict = json!({"oneOf": [typed, branch("b")]});
+        let compiled = compile(&strict, &Options::default()).unwrap();
+        assert!(!compiled.needs_validation());
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"kind":"a"}"#).accepted);
+        assert!(r.recognize("null").accepted);
+    }
 }
