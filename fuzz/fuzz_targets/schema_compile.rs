@@ -1,0 +1,85 @@
+//! Any bytes as a JSON Schema: `compile` never panics, whatever the input (with default
+//! options and closed objects); when it compiles with every keyword enforced, samples of
+//! the grammar are JSON values that the `jsonschema` crate finds valid.
+//!
+//! Samples whose numbers serde_json cannot hold exactly (a fraction, an exponent, or more
+//! than 15 digits) are not validated: serde_json reads them as f64, and a rounded number
+//! can cross a bound the exact one respects.
+#![no_main]
+
+use gbnfc_compiler::sample::{SampleOptions, Sampler};
+use gbnfc_compiler::schema::{compile, Options};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(schema) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let closed = Options {
+        closed: true,
+        ..Options::default()
+    };
+    let _ = compile(&schema, &closed);
+    let Ok(compiled) = compile(&schema, &Options::default()) else {
+        return;
+    };
+    if compiled.needs_validation() {
+        return;
+    }
+    let Ok(validator) = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&schema)
+    else {
+        return;
+    };
+    let Ok(sampler) = Sampler::new(&compiled.grammar) else {
+        panic!("a compiled grammar has no sampler:\n{}", compiled.grammar);
+    };
+    let options = SampleOptions {
+        max_len: 256,
+        ..SampleOptions::default()
+    };
+    for text in sampler.samples(data.len() as u64, 3, options) {
+        if !numbers_are_exact(&text) {
+            continue;
+        }
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("sample is not JSON ({e}): {text}\nschema: {schema}"));
+        if let Err(error) = validator.validate(&value) {
+            panic!("sample {text} is invalid: {error}\nschema: {schema}");
+        }
+    }
+});
+
+/// `true` when every number in the JSON text is an integer of at most 15 digits.
+fn numbers_are_exact(text: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut run = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E') {
+            run.push(c);
+            continue;
+        }
+        if !run.is_empty() {
+            let digits = run.chars().filter(char::is_ascii_digit).count();
+            if run.contains(['.', 'e', 'E']) || digits > 15 {
+                return false;
+            }
+            run.clear();
+        }
+        in_string = c == '"';
+    }
+    true
+}
