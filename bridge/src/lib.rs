@@ -1,14 +1,31 @@
 //! gbnfc's bridge to llama.cpp, through the `llama-cpp-2` crate.
 //!
-//! This crate is the only place gbnfc touches llama.cpp. Today it finds and loads models
-//! ([`model_path`], [`backend`]) and asks llama.cpp itself whether it accepts a grammar
-//! ([`vocab::Vocab::llama_accepts`]), which is how the test suite proves that every grammar
-//! passing `gbnfc check` is one llama.cpp takes. Constrained generation builds on it.
-
+//! This crate is the only place gbnfc touches llama.cpp. It finds and loads models
+//! ([`model_path`], [`gguf`], [`engine`]), builds prompts with the model's chat template
+//! ([`chat`]), runs grammar-constrained generation ([`generate`], with [`closeout`]
+//! keeping small models within their token budget), and turns schemas into validated
+//! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]). It also
+//! asks llama.cpp itself whether it accepts a grammar ([`vocab::Vocab::llama_accepts`]),
+//! and talks to MCP servers ([`mcp`]): tool lists, calls, both hops of validation.
+//! [`tool_calls`] runs constrained tool calls (OpenAI assistant messages), and
+//! [`mcp_loop`] is the host loop joining the model and MCP servers.
 pub mod backend;
+pub mod chat;
+pub mod closeout;
+pub mod engine;
 pub mod error;
+pub mod generate;
+pub mod gguf;
+pub mod mcp;
+pub mod mcp_loop;
 pub mod model_path;
+pub mod openai;
+pub mod structured;
+pub mod tool_calls;
+pub mod validate;
 pub mod vocab;
 
+pub use engine::{Engine, EngineOptions};
 pub use error::BridgeError;
+pub use generate::{generate, Finish, GenerateOptions, Generation, Stats};
 pub use vocab::Vocab;

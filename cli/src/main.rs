@@ -3,9 +3,13 @@
 //! The binary is thin: it parses flags with clap, calls the libraries and prints. Exit
 //! codes: 0 success, 1 rejected input (or a failed check), 2 a usage error.
 
+mod call_command;
 mod conformance_command;
+mod engine_args;
 mod grammar_commands;
 mod input;
+mod mcp_command;
+mod run_command;
 mod schema_commands;
 mod tools_command;
 
@@ -215,6 +219,21 @@ enum Command {
         #[arg(long)]
         jsonl: bool,
     },
+    /// Generate output that satisfies a JSON Schema, response_format or grammar, on a local model.
+    #[command(
+        after_help = "Prints the JSON result (with --openai, a whole chat.completion object). Every result is validated against the schema; an invalid or truncated one is retried (--retries) with the errors fed back, then reported with exit status 1.\n\nExample:\n  gbnfc run --schema ../shared/examples/ticket-classification.schema.json \\\n    --prompt 'I paid but my order still says unpaid' --seed 7 --stats\n  gbnfc run --response-format ../shared/examples/weather-card.response-format.json \\\n    --prompt 'Weather card for Chengdu tomorrow' --openai"
+    )]
+    Run(Box<run_command::RunArgs>),
+    /// Make a tool call on a local model: an OpenAI assistant message with tool_calls (or prose, when --choice auto lets the model answer).
+    #[command(
+        after_help = "The tools are shown to the model the way its family was trained (a <tools> block for SmolLM2, Qwen and Hermes models) and the call is constrained by the tool list's grammar; every call's arguments are validated against the tool's schema, and invalid ones are retried (--retries) with the errors fed back.\n\nExample:\n  gbnfc call --tools examples/weather-tools.openai.json \\\n    --prompt \"What's the weather in Chengdu tomorrow?\" --choice required --seed 1"
+    )]
+    Call(Box<call_command::CallArgs>),
+    /// Answer a request with the tools of MCP servers: the model calls tools under a grammar, each call is validated, executed with tools/call and fed back, until the model answers.
+    #[command(
+        after_help = "Destructive tools (annotations destructiveHint: true) are refused unless --allow-tool names them or --yes is given; --read-only refuses every tool not marked readOnlyHint: true. Refusals, invalid arguments or results, errors and timeouts go back to the model as tool errors and are shown on standard error.\n\nExample:\n  gbnfc mcp --server 'npx -y @modelcontextprotocol/server-filesystem /tmp/notes' \\\n    --prompt 'What does /tmp/notes/todo.txt say?' --transcript chat.json"
+    )]
+    Mcp(Box<mcp_command::McpArgs>),
 }
 
 /// `--emit` values.
@@ -331,6 +350,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             max_len,
             jsonl,
         } => grammar_commands::sample(&grammar, count, seed, max_len, jsonl),
+        Command::Run(args) => run_command::run(&args),
+        Command::Call(args) => call_command::run(&args),
+        Command::Mcp(args) => mcp_command::run(&args),
     }
 }
 

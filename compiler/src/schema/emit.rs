@@ -1097,9 +1097,8 @@ mod tests {
     /// valid under both branches, so a property discriminator proves nothing.
     #[test]
     fn one_of_told_apart_by_a_property_only_when_a_branch_admits_objects_only() {
-        let branch = |tag: &str| {
-            json!({"properties": {"kind": {"const": tag}}, "required": ["kind"]})
-        };
+        let branch =
+            |tag: &str| json!({"properties": {"kind": {"const": tag}}, "required": ["kind"]});
         let loose = json!({"oneOf": [branch("a"), branch("b")]});
         let compiled = compile(&loose, &Options::default()).unwrap();
         assert!(compiled.needs_validation());

@@ -865,7 +865,7 @@ pub fn integer_step(multiple_of: &Number) -> Result<u64> {
         let s = q.exp.unsigned_abs();
         for p in [2u128, 5] {
             let mut left = s;
-            while left > 0 && m % p == 0 {
+            while left > 0 && m.is_multiple_of(p) {
                 m /= p;
                 left -= 1;
             }

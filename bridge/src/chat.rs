@@ -1,0 +1,370 @@
+//! Conversations: OpenAI-shaped messages, and the prompt the model's own chat template
+//! makes of them.
+//!
+//! Messages have the hosted APIs' shape (`role` system / user / assistant / tool,
+//! `content`, `tool_calls`, `tool_call_id`, `name`). The prompt comes from the chat
+//! template in the GGUF file, applied by llama.cpp. Tool calls and tool results are
+//! written into message text the way the Hermes / Qwen 2.5 / SmolLM2 family was trained
+//! on: calls as `<tool_call>` blocks in the assistant's text, results inside
+//! `<tool_response>` tags, and the tool list as a `<tools>` block in the system prompt
+//! ([`tools_system_prompt`], [`with_tools`]).
+
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate};
+use serde_json::{json, Map, Value};
+
+use crate::engine::Engine;
+use crate::BridgeError;
+
+/// Who speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool's result.
+    Tool,
+}
+
+impl Role {
+    /// The role's name in messages and templates.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// Reads a role name (`developer` is OpenAI's newer name for `system`).
+    pub fn parse(name: &str) -> Option<Role> {
+        match name {
+            "system" | "developer" => Some(Role::System),
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            "tool" | "function" => Some(Role::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// One call the assistant made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The call's id (`call_…`); a tool result names it in `tool_call_id`.
+    pub id: String,
+    /// The function's name.
+    pub name: String,
+    /// The arguments as JSON text (OpenAI sends them as a string).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// The OpenAI form: `{"id", "type": "function", "function": {"name", "arguments"}}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        })
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// The text (`None` for an assistant message that only calls tools).
+    pub content: Option<String>,
+    /// Calls made by an assistant message.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// For a tool result: the tool's name.
+    pub name: Option<String>,
+}
+
+impl Message {
+    /// A message with text only.
+    pub fn new(role: Role, content: impl Into<String>) -> Message {
+        Message {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::new(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::new(Role::User, content)
+    }
+
+    /// An assistant message with text.
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message::new(Role::Assistant, content)
+    }
+
+    /// A tool result answering the call `tool_call_id`.
+    pub fn tool(
+        tool_call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Message {
+        Message {
+            tool_call_id: Some(tool_call_id.into()),
+            name: Some(name.into()),
+            ..Message::new(Role::Tool, content)
+        }
+    }
+
+    /// Reads one OpenAI message. `content` may be a string, `null`, or an array of parts
+    /// (`{"type": "text", "text": …}`), whose texts are joined; `arguments` may be a
+    /// string (OpenAI) or an object.
+    ///
+    /// # Errors
+    /// [`BridgeError::Messages`] naming the field that is wrong.
+    pub fn from_json(value: &Value) -> Result<Message, BridgeError> {
+        let bad = |what: &str| BridgeError::Messages(format!("{what} in message {value}"));
+        let object = value.as_object().ok_or_else(|| bad("not an object"))?;
+        let role_name = object
+            .get("role")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no \"role\" string"))?;
+        let role = Role::parse(role_name).ok_or_else(|| {
+            bad(&format!(
+                "unknown role `{role_name}` (use system, user, assistant or tool)"
+            ))
+        })?;
+        let content = match object.get("content") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(parts)) => {
+                let mut text = String::new();
+                for part in parts {
+                    match part.get("text").and_then(Value::as_str) {
+                        Some(t) => text.push_str(t),
+                        None => return Err(bad("a content part without \"text\"")),
+                    }
+                }
+                Some(text)
+            }
+            Some(_) => return Err(bad("\"content\" that is not a string, null or array")),
+        };
+        let mut tool_calls = Vec::new();
+        if let Some(calls) = object.get("tool_calls").filter(|c| !c.is_null()) {
+            let calls = calls
+                .as_array()
+                .ok_or_else(|| bad("\"tool_calls\" that is not an array"))?;
+            for (i, call) in calls.iter().enumerate() {
+                let function = call.get("function").unwrap_or(call);
+                let name = function
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad(&format!("tool call {i} without a function name")))?;
+                let arguments = match function.get("arguments") {
+                    None | Some(Value::Null) => "{}".to_string(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                };
+                let id = call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("call_{i}"), str::to_string);
+                tool_calls.push(ToolCall {
+                    id,
+                    name: name.to_string(),
+                    arguments,
+                });
+            }
+        }
+        let text_field = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+        if content.is_none() && tool_calls.is_empty() {
+            return Err(bad("no \"content\" and no \"tool_calls\""));
+        }
+        Ok(Message {
+            role,
+            content,
+            tool_calls,
+            tool_call_id: text_field("tool_call_id"),
+            name: text_field("name"),
+        })
+    }
+
+    /// The OpenAI form of the message.
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("role".into(), json!(self.role.as_str()));
+        object.insert(
+            "content".into(),
+            self.content.as_ref().map_or(Value::Null, |c| json!(c)),
+        );
+        if !self.tool_calls.is_empty() {
+            object.insert(
+                "tool_calls".into(),
+                Value::Array(self.tool_calls.iter().map(ToolCall::to_json).collect()),
+            );
+        }
+        if let Some(id) = &self.tool_call_id {
+            object.insert("tool_call_id".into(), json!(id));
+        }
+        if let Some(name) = &self.name {
+            object.insert("name".into(), json!(name));
+        }
+        Value::Object(object)
+    }
+
+    /// The text the chat template gets for this message: the content, then each tool
+    /// call as a `<tool_call>` block; a tool result inside `<tool_response>` tags.
+    pub fn template_content(&self) -> String {
+        let content = self.content.clone().unwrap_or_default();
+        match self.role {
+            Role::Tool => format!("<tool_response>\n{content}\n</tool_response>"),
+            _ if self.tool_calls.is_empty() => content,
+            _ => {
+                let mut text = content;
+                for call in &self.tool_calls {
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&tool_call_block(&call.name, &call.arguments));
+                }
+                text
+            }
+        }
+    }
+}
+
+/// A call written the way Hermes-style models write it, byte for byte what gbnfc's
+/// `hermes` call grammar produces: `<tool_call>\n{"name": "f", "arguments": {…}}\n</tool_call>`
+/// (arguments compact; arguments that are not JSON are written as a JSON string).
+pub fn tool_call_block(name: &str, arguments: &str) -> String {
+    let arguments: Value =
+        serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()));
+    format!(
+        "<tool_call>\n{{\"name\": {}, \"arguments\": {arguments}}}\n</tool_call>",
+        Value::String(name.to_string())
+    )
+}
+
+/// Reads an OpenAI messages array, or an object with a `messages` array (a whole
+/// request).
+///
+/// # Errors
+/// [`BridgeError::Messages`] for anything else, or a bad message.
+pub fn messages_from_json(value: &Value) -> Result<Vec<Message>, BridgeError> {
+    let array = value
+        .as_array()
+        .or_else(|| value.get("messages").and_then(Value::as_array))
+        .ok_or_else(|| {
+            BridgeError::Messages(
+                "expected an array of messages, or an object with a \"messages\" array".into(),
+            )
+        })?;
+    if array.is_empty() {
+        return Err(BridgeError::Messages("the message list is empty".into()));
+    }
+    array.iter().map(Message::from_json).collect()
+}
+
+/// The conversation for a single prompt: an optional system message, then the user's.
+pub fn conversation(system: Option<&str>, prompt: &str) -> Vec<Message> {
+    system
+        .map(Message::system)
+        .into_iter()
+        .chain(std::iter::once(Message::user(prompt)))
+        .collect()
+}
+
+/// The system-prompt text that presents tools to a Hermes / Qwen 2.5 / SmolLM2 model:
+/// the tool definitions, one JSON object per line, in a `<tools>` block, and how to
+/// answer with `<tool_call>` tags. `tools` is an array of tool definitions (any shape the
+/// caller chooses to show, typically OpenAI's `{"type": "function", "function": …}`); a
+/// single definition is taken as a list of one.
+pub fn tools_system_prompt(tools: &Value) -> String {
+    let list: Vec<&Value> = match tools {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let mut text = String::from(
+        "# Tools\n\nYou may call one or more functions to help with the user's request. \
+         The functions you can call are described, one JSON object each, inside <tools></tools>:\n<tools>\n",
+    );
+    for tool in list {
+        text.push_str(&tool.to_string());
+        text.push('\n');
+    }
+    text.push_str(
+        "</tools>\n\nTo call a function, answer with a JSON object holding its name and its \
+         arguments inside <tool_call></tool_call> tags, one block per call:\n<tool_call>\n\
+         {\"name\": <function-name>, \"arguments\": <arguments-object>}\n</tool_call>",
+    );
+    text
+}
+
+/// `messages` with the tools block ([`tools_system_prompt`]) added to the system prompt:
+/// appended to the first system message, or put in a new one at the start.
+pub fn with_tools(messages: &[Message], tools: &Value) -> Vec<Message> {
+    let block = tools_system_prompt(tools);
+    let mut out = messages.to_vec();
+    match out.iter_mut().find(|m| m.role == Role::System) {
+        Some(system) => {
+            let content = system.content.get_or_insert_with(String::new);
+            if !content.is_empty() {
+                content.push_str("\n\n");
+            }
+            content.push_str(&block);
+        }
+        None => out.insert(0, Message::system(block)),
+    }
+    out
+}
+
+/// The chat template stored in the model file, if any (the tool-call layer reads it to
+/// pick the call syntax the model was trained on).
+pub fn template_text(engine: &Engine) -> Option<String> {
+    engine
+        .model()
+        .chat_template(None)
+        .ok()
+        .and_then(|t| t.to_string().ok())
+}
+
+/// The prompt for `messages` under the model's own chat template, ending where the
+/// assistant's answer begins. A model without a template gets ChatML.
+///
+/// # Errors
+/// [`BridgeError::Messages`] for text with NUL characters, [`BridgeError::ChatTemplate`]
+/// when llama.cpp cannot apply the template.
+pub fn render_prompt(engine: &Engine, messages: &[Message]) -> Result<String, BridgeError> {
+    let template = match engine.model().chat_template(None) {
+        Ok(template) => template,
+        Err(_) => LlamaChatTemplate::new("chatml")
+            .map_err(|e| BridgeError::ChatTemplate(e.to_string()))?,
+    };
+    let chat = messages
+        .iter()
+        .map(|m| {
+            LlamaChatMessage::new(m.role.as_str().to_string(), m.template_content())
+                .map_err(|_| BridgeError::Messages("a message contains a NUL character".into()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    engine
+        .model()
+        .apply_chat_template(&template, &chat, true)
+        .map_err(|e| {
+            BridgeError::ChatTemplate(format!(
+                "{e} (llama.cpp does not know this model's template)"
+            ))
+        })
+}

@@ -1,0 +1,762 @@
+//! Constrained generation: llama.cpp samples, the grammar decides.
+//!
+//! Each step samples a token *without* the grammar (repetition penalty, temperature,
+//! top-p, then a draw — or greedy at temperature 0) and checks only that token against
+//! llama.cpp's grammar sampler, on a one-element candidate list. Only when the grammar
+//! rejects it is the grammar applied to the whole vocabulary and the token drawn again
+//! from what is left, temperature and top-p coming after the grammar. Checking one token
+//! is cheap; masking the vocabulary is not, and most tokens a model picks inside a good
+//! grammar pass. The grammar sampler accepts each token exactly once.
+//!
+//! Nothing here can abort the process: a grammar must pass [`gbnf::check`] before
+//! llama.cpp sees it; end-of-generation is only picked when the grammar sampler allows
+//! it (llama.cpp allows it only when the grammar is complete); every llama.cpp failure
+//! is a [`BridgeError`]. A run that hits the token budget before the grammar is complete
+//! ends [`Finish::Truncated`] — never a valid result.
+//!
+//! Small models loop (a 135M model can write one string for a thousand tokens). The
+//! defence is [`crate::closeout`]: while the budget allows, the model writes; when its
+//! next token would leave too few tokens for the shortest completion of the grammar,
+//! that completion is written instead, so the run ends complete and within budget. An
+//! optional repetition penalty ([`GenerateOptions::repeat_penalty`]) works earlier.
+
+use std::time::Instant;
+
+use gbnfc_compiler::gbnf::{self, Grammar};
+use llama_cpp_2::context::session::LlamaStateSeqFlags;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::LlamaToken;
+use serde_json::{json, Value};
+
+use crate::closeout::Closer;
+use crate::engine::{Engine, PromptCache, PROMPT_CACHE_SIZE};
+use crate::BridgeError;
+
+/// How many tokens back the repetition penalty looks.
+pub const PENALTY_WINDOW: i32 = 64;
+
+/// Characters a completion may have per token left before close-out gives up on it
+/// (tokens of generated JSON are far shorter).
+const CHARS_PER_TOKEN_CAP: usize = 64;
+
+/// Sampling settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GenerateOptions {
+    /// Seed of the draw (the same seed, prompt and model give the same output).
+    pub seed: u32,
+    /// Temperature; 0 is greedy.
+    pub temperature: f32,
+    /// Nucleus (top-p) threshold; 1 keeps every token.
+    pub top_p: f32,
+    /// The token budget for the output.
+    pub max_tokens: usize,
+    /// Repetition penalty over the last [`PENALTY_WINDOW`] tokens; 1 is off.
+    pub repeat_penalty: f32,
+    /// Close out with the shortest completion when the budget nears ([`crate::closeout`]).
+    pub close_out: bool,
+}
+
+impl Default for GenerateOptions {
+    /// Seed 0, temperature 0.8, top-p 0.95, 512 tokens, no repetition penalty, close-out on.
+    fn default() -> Self {
+        GenerateOptions {
+            seed: 0,
+            temperature: 0.8,
+            top_p: 0.95,
+            max_tokens: 512,
+            repeat_penalty: 1.0,
+            close_out: true,
+        }
+    }
+}
+
+/// How a generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// The model ended it (end-of-generation, allowed only once the grammar is complete),
+    /// or the grammar allows nothing more.
+    Stop,
+    /// The token budget (or the context) ran out first: the text is incomplete.
+    Truncated,
+}
+
+impl Finish {
+    /// The OpenAI `finish_reason`: `stop` or `length`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Finish::Stop => "stop",
+            Finish::Truncated => "length",
+        }
+    }
+}
+
+/// What a generation cost.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Tokens in the prompt.
+    pub prompt_tokens: usize,
+    /// Tokens generated (closing-out tokens included).
+    pub generated_tokens: usize,
+    /// Milliseconds evaluating the prompt (or restoring it from the cache).
+    pub prompt_ms: f64,
+    /// The prompt's evaluation came from the engine's cache (same prompt as last time).
+    pub prompt_cached: bool,
+    /// Milliseconds evaluating generated tokens.
+    pub decode_ms: f64,
+    /// Milliseconds in the sampler chain (penalty, temperature, top-p, draw).
+    pub sampling_ms: f64,
+    /// Milliseconds in the grammar: checks, full-vocabulary masks, accepts, close-out.
+    pub grammar_ms: f64,
+    /// Milliseconds from the first sampled token to the end.
+    pub generation_ms: f64,
+    /// Tokens the grammar rejected, so the token was drawn again from the masked vocabulary.
+    pub resampled: usize,
+    /// Tokens written by close-out (0 when the model finished by itself).
+    pub closed_out_tokens: usize,
+    /// Whether close-out was available for this grammar.
+    pub close_out: bool,
+    /// The token budget in force (the requested one, or what the context left).
+    pub budget: usize,
+    /// The repetition penalty in force (1: off).
+    pub repeat_penalty: f32,
+}
+
+impl Stats {
+    /// Generated tokens per second of generation.
+    pub fn tokens_per_second(&self) -> f64 {
+        if self.generation_ms > 0.0 {
+            self.generated_tokens as f64 * 1000.0 / self.generation_ms
+        } else {
+            0.0
+        }
+    }
+
+    /// Adds another generation's costs (for totals over retries).
+    pub fn add(&mut self, other: &Stats) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.generated_tokens += other.generated_tokens;
+        self.prompt_ms += other.prompt_ms;
+        self.prompt_cached |= other.prompt_cached;
+        self.decode_ms += other.decode_ms;
+        self.sampling_ms += other.sampling_ms;
+        self.grammar_ms += other.grammar_ms;
+        self.generation_ms += other.generation_ms;
+        self.resampled += other.resampled;
+        self.closed_out_tokens += other.closed_out_tokens;
+        self.close_out |= other.close_out;
+        self.budget = self.budget.max(other.budget);
+        self.repeat_penalty = other.repeat_penalty;
+    }
+
+    /// The stats as JSON (what `--stats` prints), times rounded to 0.01 ms.
+    pub fn to_json(&self) -> Value {
+        let ms = |x: f64| (x * 100.0).round() / 100.0;
+        json!({
+            "prompt_tokens": self.prompt_tokens,
+            "generated_tokens": self.generated_tokens,
+            "prompt_ms": ms(self.prompt_ms),
+            "prompt_cached": self.prompt_cached,
+            "decode_ms": ms(self.decode_ms),
+            "sampling_ms": ms(self.sampling_ms),
+            "grammar_ms": ms(self.grammar_ms),
+            "generation_ms": ms(self.generation_ms),
+            "tokens_per_second": ms(self.tokens_per_second()),
+            "resampled": self.resampled,
+            "close_out": self.close_out,
+            "closed_out_tokens": self.closed_out_tokens,
+            "budget": self.budget,
+            "repeat_penalty": (f64::from(self.repeat_penalty) * 1000.0).round() / 1000.0,
+        })
+    }
+}
+
+/// The text a generation produced, how it ended, and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// The output text (lossily decoded if a truncated run ended inside a character).
+    pub text: String,
+    /// How it ended.
+    pub finish: Finish,
+    /// Costs.
+    pub stats: Stats,
+}
+
+/// The GBNF text of `grammar` once it has passed [`gbnf::check`].
+///
+/// # Errors
+/// [`BridgeError::GrammarCheck`] listing every error `check` found (or a tree nested
+/// deeper than any parsed grammar).
+pub fn checked_gbnf(grammar: &Grammar) -> Result<String, BridgeError> {
+    // Trees deeper than the parser ever builds are refused before any recursive pass.
+    if let Some(rule) = grammar
+        .rules
+        .iter()
+        .find(|r| r.body.depth() > gbnf::flat::MAX_EXPR_DEPTH)
+    {
+        return Err(BridgeError::GrammarCheck(format!(
+            "error[too-deep]: rule `{}` nests expressions more than {} deep",
+            rule.name,
+            gbnf::flat::MAX_EXPR_DEPTH
+        )));
+    }
+    let diagnostics = gbnf::check(grammar);
+    if !gbnf::is_clean(&diagnostics) {
+        let errors: Vec<String> = diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| format!("error[{}]: {}", d.code, d.message))
+            .collect();
+        return Err(BridgeError::GrammarCheck(errors.join("\n")));
+    }
+    Ok(grammar.to_string())
+}
+
+/// llama.cpp's grammar sampler for `grammar`, which must pass `check` first.
+///
+/// # Errors
+/// [`BridgeError::GrammarCheck`] or [`BridgeError::GrammarRefused`].
+pub fn grammar_sampler(engine: &Engine, grammar: &Grammar) -> Result<LlamaSampler, BridgeError> {
+    let text = checked_gbnf(grammar)?;
+    LlamaSampler::grammar(engine.model(), &text, "root")
+        .map_err(|e| BridgeError::GrammarRefused(e.to_string()))
+}
+
+/// Generates from `prompt` (already templated: see [`crate::chat::render_prompt`]),
+/// constrained by `grammar` when given.
+///
+/// # Errors
+/// [`BridgeError::GrammarCheck`] / [`BridgeError::GrammarRefused`] for the grammar,
+/// [`BridgeError::ContextTooSmall`] when the prompt does not fit,
+/// [`BridgeError::BudgetTooSmall`] when no complete output fits the budget, [`BridgeError::Context`]
+/// / [`BridgeError::Decode`] from llama.cpp, [`BridgeError::DeadEnd`] when the grammar
+/// allows no token. Truncation is not an error here: see [`Finish::Truncated`].
+pub fn generate(
+    engine: &Engine,
+    prompt: &str,
+    grammar: Option<&Grammar>,
+    options: &GenerateOptions,
+) -> Result<Generation, BridgeError> {
+    let grammar_state = match grammar {
+        Some(g) => Some(GrammarState {
+            sampler: grammar_sampler(engine, g)?,
+            tokens: has_token_refs(g),
+            closer: if options.close_out {
+                Closer::new(g)
+            } else {
+                None
+            },
+        }),
+        None => None,
+    };
+    let mut cache = engine.lock();
+    let mut ctx = engine.new_context()?;
+    let n_ctx = ctx.n_ctx() as usize;
+    let prompt_tokens = engine.tokenize_prompt(prompt);
+    if prompt_tokens.is_empty() {
+        return Err(BridgeError::Messages("the prompt is empty".into()));
+    }
+    if prompt_tokens.len() >= n_ctx {
+        return Err(BridgeError::ContextTooSmall {
+            prompt_tokens: prompt_tokens.len(),
+            ctx: n_ctx as u32,
+            needed: prompt_tokens.len() + options.max_tokens.max(1),
+        });
+    }
+    let budget = options.max_tokens.min(n_ctx - prompt_tokens.len());
+    let mut run = Run {
+        engine,
+        grammar: grammar_state,
+        chain: sampler_chain(engine, options),
+        stats: Stats {
+            prompt_tokens: prompt_tokens.len(),
+            budget,
+            repeat_penalty: options.repeat_penalty,
+            ..Stats::default()
+        },
+        bytes: Vec::new(),
+        pending: Vec::new(),
+        generated: 0,
+        budget,
+    };
+    if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
+        // Close-out keeps "generated + shortest completion ≤ budget", which must hold
+        // from the start: a budget below the shortest whole output can only truncate.
+        if close_plan(engine, closer, &[], budget).is_none() {
+            let shortest = close_plan(engine, closer, &[], n_ctx).map(|t| t.len());
+            match shortest {
+                Some(shortest) => {
+                    return Err(BridgeError::BudgetTooSmall { shortest, budget });
+                }
+                None => {
+                    if let Some(state) = run.grammar.as_mut() {
+                        state.closer = None;
+                    }
+                }
+            }
+        }
+    }
+    run.stats.close_out = run.grammar.as_ref().is_some_and(|s| s.closer.is_some());
+
+    let started = Instant::now();
+    let mut batch = LlamaBatch::new(prompt_tokens.len().max(1), 1);
+    let (mut first_logits, cached) =
+        evaluate_prompt(&mut ctx, &mut cache, &prompt_tokens, &mut batch)?;
+    run.stats.prompt_cached = cached;
+    run.stats.prompt_ms = ms_since(started);
+
+    let generation_started = Instant::now();
+    let mut position = prompt_tokens.len() as i32;
+    let finish = loop {
+        if run.generated >= run.budget {
+            break run.finish_at_budget();
+        }
+        let logits = if first_logits.is_empty() {
+            ctx.get_logits_ith(batch.n_tokens() - 1)
+        } else {
+            &first_logits
+        };
+        let token = match run.pick(logits)? {
+            Pick::Token(token) => token,
+            Pick::End => break Finish::Stop,
+        };
+        if engine.model().vocab().is_eog(token) {
+            break Finish::Stop;
+        }
+        match run.guard_budget(token)? {
+            Guard::Proceed => {}
+            Guard::ClosedOut(finish) => break finish,
+        }
+        run.accept(token)?;
+        if run.grammar_finished() {
+            break Finish::Stop;
+        }
+        if run.generated >= run.budget {
+            break run.finish_at_budget();
+        }
+        let decode_started = Instant::now();
+        first_logits = Vec::new();
+        batch.clear();
+        batch
+            .add(token, position, &[0], true)
+            .map_err(|e| BridgeError::Decode(e.to_string()))?;
+        position += 1;
+        ctx.decode(&mut batch)
+            .map_err(|e| BridgeError::Decode(e.to_string()))?;
+        run.stats.decode_ms += ms_since(decode_started);
+    };
+    run.stats.generation_ms = ms_since(generation_started);
+    run.stats.generated_tokens = run.generated;
+    let text = match String::from_utf8(run.bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok(Generation {
+        text,
+        finish,
+        stats: run.stats,
+    })
+}
+
+/// Puts the prompt into `ctx` — restored from the engine's cache when this prompt was
+/// evaluated recently, else decoded (in chunks of the context's batch size: llama.cpp
+/// asserts a batch fits it) and then cached — and returns the logits after its last
+/// token, and whether they came from the cache.
+fn evaluate_prompt(
+    ctx: &mut LlamaContext<'_>,
+    cache: &mut Vec<PromptCache>,
+    prompt: &[LlamaToken],
+    batch: &mut LlamaBatch<'_>,
+) -> Result<(Vec<f32>, bool), BridgeError> {
+    if let Some(i) = cache.iter().position(|c| c.tokens == prompt) {
+        let entry = cache.remove(i);
+        let restored = ctx.state_seq_set(&entry.state, 0).is_ok();
+        let logits = entry.logits.clone();
+        cache.push(entry);
+        if restored {
+            return Ok((logits, true));
+        }
+        ctx.clear_kv_cache();
+    }
+    let last = prompt.len() - 1;
+    let chunk = (ctx.n_batch() as usize).max(1);
+    for (c, tokens) in prompt.chunks(chunk).enumerate() {
+        batch.clear();
+        for (j, &token) in tokens.iter().enumerate() {
+            let i = c * chunk + j;
+            batch
+                .add(token, i as i32, &[0], i == last)
+                .map_err(|e| BridgeError::Decode(e.to_string()))?;
+        }
+        ctx.decode(batch)
+            .map_err(|e| BridgeError::Decode(e.to_string()))?;
+    }
+    let logits = ctx.get_logits_ith(batch.n_tokens() - 1).to_vec();
+    if let Ok(state) = ctx.state_seq_get(0, LlamaStateSeqFlags::empty()) {
+        cache.retain(|c| c.tokens != prompt);
+        if cache.len() >= PROMPT_CACHE_SIZE {
+            cache.remove(0);
+        }
+        cache.push(PromptCache {
+            tokens: prompt.to_vec(),
+            state,
+            logits: logits.clone(),
+        });
+    }
+    Ok((logits, false))
+}
+
+/// The grammar sampler and, when available, the close-out parser following it.
+struct GrammarState {
+    sampler: LlamaSampler,
+    /// The grammar names tokens itself, control tokens included: they are not masked.
+    tokens: bool,
+    closer: Option<Closer>,
+}
+
+/// What a sampling step chose.
+enum Pick {
+    Token(LlamaToken),
+    /// The grammar allows no token but is complete: the output is done.
+    End,
+}
+
+/// What the budget guard decided.
+enum Guard {
+    /// Take the model's token.
+    Proceed,
+    /// The completion was written instead; the run is over.
+    ClosedOut(Finish),
+}
+
+/// The state of one generation.
+struct Run<'e> {
+    engine: &'e Engine,
+    grammar: Option<GrammarState>,
+    chain: LlamaSampler,
+    stats: Stats,
+    /// Output bytes so far.
+    bytes: Vec<u8>,
+    /// Bytes of a character whose token has not been completed yet.
+    pending: Vec<u8>,
+    generated: usize,
+    budget: usize,
+}
+
+impl Run<'_> {
+    /// One sampling step over `logits`: draw without the grammar, check the draw, and
+    /// only if it is rejected mask the vocabulary with the grammar and draw again.
+    fn pick(&mut self, logits: &[f32]) -> Result<Pick, BridgeError> {
+        let control: &[LlamaToken] = match &self.grammar {
+            Some(state) if state.tokens => &[],
+            _ => self.engine.control_tokens(),
+        };
+        let candidates = || {
+            let mut data: Vec<LlamaTokenData> = logits
+                .iter()
+                .enumerate()
+                .map(|(i, &logit)| LlamaTokenData::new(LlamaToken(i as i32), logit, 0.0))
+                .collect();
+            for &t in control {
+                if let Some(d) = data.get_mut(t.0 as usize) {
+                    d.set_logit(f32::NEG_INFINITY);
+                }
+            }
+            LlamaTokenDataArray::new(data, false)
+        };
+        let started = Instant::now();
+        let mut array = candidates();
+        array.apply_sampler(&mut self.chain);
+        let drawn = array.selected_token();
+        self.stats.sampling_ms += ms_since(started);
+        let Some(state) = self.grammar.as_mut() else {
+            return drawn.map(Pick::Token).ok_or_else(|| self.dead_end());
+        };
+        let started = Instant::now();
+        if let Some(token) = drawn {
+            if allows(&mut state.sampler, token) {
+                self.stats.grammar_ms += ms_since(started);
+                return Ok(Pick::Token(token));
+            }
+        }
+        self.stats.resampled += 1;
+        let mut array = candidates();
+        array.apply_sampler(&mut state.sampler);
+        let any = array.data.iter().any(|d| d.logit() > f32::NEG_INFINITY);
+        self.stats.grammar_ms += ms_since(started);
+        if !any {
+            let complete = state.closer.as_ref().is_some_and(Closer::is_complete);
+            return if complete {
+                Ok(Pick::End)
+            } else {
+                Err(self.dead_end())
+            };
+        }
+        let started = Instant::now();
+        array.apply_sampler(&mut self.chain);
+        let token = array.selected_token();
+        self.stats.sampling_ms += ms_since(started);
+        token.map(Pick::Token).ok_or_else(|| self.dead_end())
+    }
+
+    /// Before taking `token`: would the shortest completion after it still fit the
+    /// budget? If not, write the completion of the text so far instead.
+    fn guard_budget(&mut self, token: LlamaToken) -> Result<Guard, BridgeError> {
+        let Some(closer) = self.grammar.as_mut().and_then(|s| s.closer.as_mut()) else {
+            return Ok(Guard::Proceed);
+        };
+        let started = Instant::now();
+        let mut after = self.pending.clone();
+        after.extend_from_slice(&self.engine.piece(token));
+        let (chars, rest) = split_utf8(&after);
+        let mark = closer.len();
+        if !closer.push_str(&chars) {
+            // gbnfc's parser and llama.cpp disagree; stop relying on close-out.
+            if let Some(state) = self.grammar.as_mut() {
+                state.closer = None;
+            }
+            self.stats.close_out = false;
+            self.stats.grammar_ms += ms_since(started);
+            return Ok(Guard::Proceed);
+        }
+        let left = self.budget - (self.generated + 1);
+        let fits = close_plan(self.engine, closer, &rest, left).is_some();
+        closer.truncate(mark);
+        let forced = if fits {
+            None
+        } else {
+            close_plan(
+                self.engine,
+                closer,
+                &self.pending,
+                self.budget - self.generated,
+            )
+        };
+        self.stats.grammar_ms += ms_since(started);
+        let Some(forced) = forced else {
+            // It fits (or, should the plan be lost, the model carries on).
+            return Ok(Guard::Proceed);
+        };
+        for token in forced {
+            let started = Instant::now();
+            let allowed = self
+                .grammar
+                .as_mut()
+                .is_some_and(|s| allows(&mut s.sampler, token));
+            self.stats.grammar_ms += ms_since(started);
+            if !allowed {
+                return Ok(Guard::ClosedOut(Finish::Truncated));
+            }
+            self.accept(token)?;
+            self.stats.closed_out_tokens += 1;
+        }
+        let complete = self.pending.is_empty()
+            && self
+                .grammar
+                .as_ref()
+                .and_then(|s| s.closer.as_ref())
+                .is_some_and(Closer::is_complete);
+        Ok(Guard::ClosedOut(if complete {
+            Finish::Stop
+        } else {
+            Finish::Truncated
+        }))
+    }
+
+    /// Takes `token`: the grammar sampler and the chain accept it (once each), its text
+    /// joins the output, and the close-out parser follows it.
+    fn accept(&mut self, token: LlamaToken) -> Result<(), BridgeError> {
+        let started = Instant::now();
+        let piece = self.engine.piece(token);
+        if let Some(state) = self.grammar.as_mut() {
+            state.sampler.try_accept(token).map_err(|e| {
+                BridgeError::GrammarRefused(format!(
+                    "llama.cpp's grammar sampler failed on token {}: {e}",
+                    token.0
+                ))
+            })?;
+            self.pending.extend_from_slice(&piece);
+            let (chars, rest) = split_utf8(&self.pending);
+            if let Some(closer) = state.closer.as_mut() {
+                if !closer.push_str(&chars) {
+                    state.closer = None;
+                    self.stats.close_out = false;
+                }
+            }
+            self.pending = rest;
+        }
+        self.stats.grammar_ms += ms_since(started);
+        self.chain.accept(token);
+        self.bytes.extend_from_slice(&piece);
+        self.generated += 1;
+        Ok(())
+    }
+
+    /// The grammar is complete and allows nothing more: no need to ask the model.
+    fn grammar_finished(&self) -> bool {
+        self.grammar
+            .as_ref()
+            .and_then(|s| s.closer.as_ref())
+            .is_some_and(|c| c.is_complete() && !c.can_continue())
+    }
+
+    /// The budget is spent: complete if the grammar is, truncated otherwise.
+    fn finish_at_budget(&mut self) -> Finish {
+        let Some(state) = self.grammar.as_mut() else {
+            return Finish::Truncated;
+        };
+        let complete = match &state.closer {
+            Some(closer) => closer.is_complete() && self.pending.is_empty(),
+            None => {
+                let eos = self.engine.model().vocab().eos();
+                eos.0 >= 0 && allows(&mut state.sampler, eos)
+            }
+        };
+        if complete {
+            Finish::Stop
+        } else {
+            Finish::Truncated
+        }
+    }
+
+    fn dead_end(&self) -> BridgeError {
+        BridgeError::DeadEnd {
+            generated: self.generated,
+            text: String::from_utf8_lossy(&self.bytes).into_owned(),
+        }
+    }
+}
+
+/// Does the grammar reference tokens (`<[id]>`, `<|name|>`)?
+pub(crate) fn has_token_refs(grammar: &Grammar) -> bool {
+    let mut found = false;
+    for rule in &grammar.rules {
+        rule.body
+            .walk(|e| found |= matches!(e, gbnf::Expr::Token { .. }));
+    }
+    found
+}
+
+/// Does the grammar sampler allow `token` next? (A one-candidate check: the sampler
+/// sets the logit of a rejected token to −∞.)
+fn allows(sampler: &mut LlamaSampler, token: LlamaToken) -> bool {
+    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 1.0, 0.0)], false);
+    one.apply_sampler(sampler);
+    one.data
+        .first()
+        .is_some_and(|d| d.logit() > f32::NEG_INFINITY)
+}
+
+/// The tokens that would close the output from here, if they number at most `left`:
+/// first, when the text ends inside a multi-byte character (`pending` holds its first
+/// bytes), single-byte tokens that finish it as some character; then the shortest
+/// completion of the grammar. `closer` is left as it was.
+fn close_plan(
+    engine: &Engine,
+    closer: &mut Closer,
+    pending: &[u8],
+    left: usize,
+) -> Option<Vec<LlamaToken>> {
+    let mark = closer.len();
+    let mut tokens = Vec::new();
+    if !pending.is_empty() {
+        let padding = utf8_padding(pending)?;
+        let mut bytes = pending.to_vec();
+        bytes.extend_from_slice(&padding);
+        let c = std::str::from_utf8(&bytes).ok()?.chars().next()?;
+        for &b in &padding {
+            tokens.push(engine.byte_token(b)?);
+        }
+        if !closer.push(c) {
+            return None;
+        }
+    }
+    let rest = completion_tokens(engine, closer, left.checked_sub(tokens.len())?);
+    closer.truncate(mark);
+    tokens.extend(rest?);
+    Some(tokens)
+}
+
+/// Continuation bytes that finish the UTF-8 character `pending` starts (the smallest that
+/// make a valid scalar value), or `None` if `pending` is not such a start.
+fn utf8_padding(pending: &[u8]) -> Option<Vec<u8>> {
+    let lead = *pending.first()?;
+    let len: usize = match lead {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    let missing = len.checked_sub(pending.len()).filter(|&m| m > 0)?;
+    let mut padding = vec![0x80u8; missing];
+    if pending.len() == 1 {
+        // The second byte's range depends on the lead (no overlong forms, no surrogates).
+        padding[0] = match lead {
+            0xE0 => 0xA0,
+            0xF0 => 0x90,
+            _ => 0x80,
+        };
+    }
+    Some(padding)
+}
+
+/// The tokens of the shortest completion of what `closer` has followed, if they number
+/// at most `left` (and their pieces spell the completion exactly).
+fn completion_tokens(engine: &Engine, closer: &mut Closer, left: usize) -> Option<Vec<LlamaToken>> {
+    let text = closer.completion(left.saturating_mul(CHARS_PER_TOKEN_CAP))?;
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    let tokens = engine.tokenize_text(&text);
+    if tokens.len() > left {
+        return None;
+    }
+    let spelled: Vec<u8> = tokens.iter().flat_map(|&t| engine.piece(t)).collect();
+    (spelled == text.as_bytes()).then_some(tokens)
+}
+
+/// The sampler chain used without the grammar: penalty, then temperature, top-p and a
+/// seeded draw — or greedy at temperature 0.
+fn sampler_chain(engine: &Engine, options: &GenerateOptions) -> LlamaSampler {
+    let mut samplers = Vec::new();
+    if options.repeat_penalty != 1.0 {
+        samplers.push(LlamaSampler::penalties(
+            engine.model().n_vocab(),
+            PENALTY_WINDOW,
+            options.repeat_penalty,
+            0.0,
+            0.0,
+        ));
+    }
+    if options.temperature <= 0.0 {
+        samplers.push(LlamaSampler::greedy());
+    } else {
+        samplers.push(LlamaSampler::temp(options.temperature));
+        samplers.push(LlamaSampler::top_p(options.top_p.clamp(0.0, 1.0), 1));
+        samplers.push(LlamaSampler::dist(options.seed));
+    }
+    LlamaSampler::chain_simple(samplers)
+}
+
+/// Splits bytes into the longest prefix of whole UTF-8 characters and the start of an
+/// unfinished one. Invalid bytes become U+FFFD (the grammar never produces them).
+fn split_utf8(bytes: &[u8]) -> (String, Vec<u8>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_string(), Vec::new()),
+        Err(e) if e.error_len().is_none() => {
+            let valid = e.valid_up_to();
+            (
+                String::from_utf8_lossy(&bytes[..valid]).into_owned(),
+                bytes[valid..].to_vec(),
+            )
+        }
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), Vec::new()),
+    }
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}

@@ -1,0 +1,192 @@
+//! The host loop: MCP servers' tools offered to a local model under a grammar, each call
+//! executed through `tools/call`, each result fed back, until the model answers.
+//!
+//! Each turn the model either calls tools — the grammar makes every call well formed, and
+//! the two hops of validation ([`crate::mcp`]) check the arguments before a tool runs and
+//! the `structuredContent` after — or answers: in prose, or in the `final_schema`'s JSON
+//! when one is given. Refused, failed, hung or crashed calls go back to the model as tool
+//! errors, and to the caller through [`LoopEvent`]s; nothing is passed on as fact that
+//! failed validation. The loop ends with the answer, or when `max_turns` run out.
+
+use serde_json::{json, Value};
+
+use crate::chat::Message;
+use crate::engine::Engine;
+use crate::generate::{GenerateOptions, Stats};
+use crate::mcp::{tool_message_content, McpHub};
+use crate::tool_calls::{call, CallSpec, PreparedCalls};
+use crate::BridgeError;
+use gbnfc_compiler::tools::ToolChoice;
+
+/// How the loop runs.
+#[derive(Debug, Clone)]
+pub struct LoopOptions {
+    /// Model turns at most (each turn is one generation: calls or the answer).
+    pub max_turns: usize,
+    /// The answer must be JSON valid under this schema (or `response_format`); `None`: prose.
+    pub final_schema: Option<Value>,
+    /// Sampling.
+    pub generate: GenerateOptions,
+    /// Further attempts per turn when a call fails validation.
+    pub retries: usize,
+    /// Parallel calls in one turn.
+    pub parallel: bool,
+    /// `tool_choice` for the first turn (`required`, or a tool's name, makes the model
+    /// call before it answers); later turns are `auto`. `None`: `auto` throughout.
+    pub first_choice: Option<ToolChoice>,
+}
+
+impl Default for LoopOptions {
+    fn default() -> Self {
+        LoopOptions {
+            max_turns: 6,
+            final_schema: None,
+            generate: GenerateOptions::default(),
+            retries: 2,
+            parallel: false,
+            first_choice: None,
+        }
+    }
+}
+
+/// Something the caller may want to show as it happens.
+#[derive(Debug, Clone)]
+pub enum LoopEvent {
+    /// The model called a tool with these arguments.
+    Call {
+        /// The tool's (hub) name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// The call's result as the model will see it, and whether it is an error (refused,
+    /// invalid, failed, timed out, crashed).
+    Result {
+        /// The tool's name.
+        name: String,
+        /// The `tool` message content.
+        content: String,
+        /// An error rather than a result.
+        is_error: bool,
+    },
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone)]
+pub struct LoopResult {
+    /// The whole conversation as OpenAI messages, the answer last (if there is one).
+    pub transcript: Vec<Message>,
+    /// The model's answer: prose, or the `final_schema` JSON text; `None` when the turns
+    /// ran out first.
+    pub answer: Option<String>,
+    /// Model turns taken.
+    pub turns: usize,
+    /// Tool calls made (refused ones included).
+    pub calls: usize,
+    /// Generation costs of every turn.
+    pub stats: Stats,
+}
+
+/// Runs the loop over `messages` with the hub's tools (see the module documentation).
+/// `on_event` sees each call and result as it happens.
+///
+/// # Errors
+/// [`BridgeError::Tools`] when the hub's tools cannot be compiled; an engine error, or a
+/// turn whose every attempt failed validation ([`BridgeError::Invalid`]) or ran out of
+/// tokens ([`BridgeError::Truncated`]).
+pub fn run_loop(
+    engine: &Engine,
+    hub: &mut McpHub,
+    messages: &[Message],
+    options: &LoopOptions,
+    mut on_event: impl FnMut(&LoopEvent),
+) -> Result<LoopResult, BridgeError> {
+    let mut input = hub.tools_list();
+    if let Some(schema) = &options.final_schema {
+        input["response_format"] = response_format(schema);
+    }
+    let spec = CallSpec {
+        tools: input,
+        parallel: Some(options.parallel),
+        retries: options.retries,
+        ..CallSpec::default()
+    };
+    let prepared = PreparedCalls::new(engine, &spec)?;
+    let first = match &options.first_choice {
+        Some(choice) if *choice != ToolChoice::Auto => Some(PreparedCalls::new(
+            engine,
+            &CallSpec {
+                choice: Some(choice.clone()),
+                ..spec.clone()
+            },
+        )?),
+        _ => None,
+    };
+    let mut transcript = messages.to_vec();
+    let mut stats = Stats::default();
+    let mut calls = 0;
+    for turn in 1..=options.max_turns {
+        let turn_options = GenerateOptions {
+            seed: options.generate.seed.wrapping_add(1000 * turn as u32),
+            ..options.generate
+        };
+        let this_turn = match (&first, turn) {
+            (Some(first), 1) => first,
+            _ => &prepared,
+        };
+        let reply = call(
+            engine,
+            &transcript,
+            this_turn,
+            &turn_options,
+            options.retries,
+        )?;
+        stats.add(&reply.stats);
+        if reply.message.tool_calls.is_empty() {
+            let answer = reply.message.content.clone().unwrap_or_default();
+            transcript.push(reply.message);
+            return Ok(LoopResult {
+                transcript,
+                answer: Some(answer),
+                turns: turn,
+                calls,
+                stats,
+            });
+        }
+        let requested = reply.message.tool_calls.clone();
+        transcript.push(reply.message);
+        for tool_call in requested {
+            calls += 1;
+            let arguments: Value =
+                serde_json::from_str(&tool_call.arguments).unwrap_or(Value::Null);
+            on_event(&LoopEvent::Call {
+                name: tool_call.name.clone(),
+                arguments: arguments.clone(),
+            });
+            let outcome = hub.call_tool(&tool_call.name, arguments);
+            let is_error = outcome.as_ref().map_or(true, |o| o.is_error());
+            let content = tool_message_content(&outcome);
+            on_event(&LoopEvent::Result {
+                name: tool_call.name.clone(),
+                content: content.clone(),
+                is_error,
+            });
+            transcript.push(Message::tool(tool_call.id, tool_call.name, content));
+        }
+    }
+    Ok(LoopResult {
+        transcript,
+        answer: None,
+        turns: options.max_turns,
+        calls,
+        stats,
+    })
+}
+
+/// A schema as a `response_format` (one already in that shape is kept).
+fn response_format(schema: &Value) -> Value {
+    if schema.get("type").and_then(Value::as_str) == Some("json_schema") {
+        return schema.clone();
+    }
+    json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}})
+}

@@ -1,0 +1,301 @@
+//! Tool calls on a local model: the tool list compiled to the grammar of its calls
+//! (`gbnfc_compiler::tools`), the tools shown to the model the way its family was
+//! trained, constrained generation, the calls read back and every call's arguments
+//! validated against its tool's schema, with retries that feed the errors back. What comes
+//! out is an OpenAI assistant message: `tool_calls` (ids `call_…`, `arguments` as a JSON
+//! string) or, when `auto` let the model answer, prose `content`.
+
+use gbnfc_compiler::tools::{
+    compile_tools, parse_reply, CompiledTools, Syntax, ToolChoice, ToolOptions,
+};
+use serde_json::{json, Value};
+
+use crate::chat::{self, Message, ToolCall};
+use crate::engine::Engine;
+use crate::generate::{generate, Finish, GenerateOptions, Stats};
+use crate::openai::{self, FinishReason, Usage};
+use crate::structured::feedback;
+use crate::validate::Validator;
+use crate::BridgeError;
+
+/// What to compile and how to run it.
+#[derive(Debug, Clone)]
+pub struct CallSpec {
+    /// The tool list, in any shape `gbnfc_compiler::tools` reads (OpenAI, legacy
+    /// functions, MCP, Anthropic, a chat request body).
+    pub tools: Value,
+    /// `tool_choice`; `None`: the input's, else `auto`.
+    pub choice: Option<ToolChoice>,
+    /// Parallel calls; `None`: the input's `parallel_tool_calls`, else one call.
+    pub parallel: Option<bool>,
+    /// The most calls in one reply, with parallel calls.
+    pub max_calls: u32,
+    /// The call syntax; `None`: the one the model's chat template uses ([`syntax_for`]).
+    pub syntax: Option<Syntax>,
+    /// Absent `additionalProperties` means `false` in argument schemas, so the model
+    /// writes only declared arguments. Sound either way; on by default, because extra
+    /// keys are what a small model invents and what tools rarely accept.
+    pub closed: bool,
+    /// Further attempts when a call fails validation or the output is cut off.
+    pub retries: usize,
+}
+
+impl Default for CallSpec {
+    fn default() -> Self {
+        CallSpec {
+            tools: Value::Null,
+            choice: None,
+            parallel: None,
+            max_calls: gbnfc_compiler::tools::DEFAULT_MAX_CALLS,
+            syntax: None,
+            closed: true,
+            retries: 2,
+        }
+    }
+}
+
+/// A tool list compiled for one model.
+#[derive(Debug)]
+pub struct PreparedCalls {
+    /// The compiled tools, grammar and settings.
+    pub compiled: CompiledTools,
+    /// One validator per tool, in the order of `compiled.tools`.
+    validators: Vec<Validator>,
+    /// The tools as shown to the model (OpenAI function definitions).
+    pub definitions: Value,
+}
+
+impl PreparedCalls {
+    /// Compiles `spec` for the call syntax of `engine`'s model.
+    ///
+    /// # Errors
+    /// [`BridgeError::Tools`] for a bad tool list or option; [`BridgeError::Schema`] when
+    /// a tool's schema is one `jsonschema` cannot use.
+    pub fn new(engine: &Engine, spec: &CallSpec) -> Result<PreparedCalls, BridgeError> {
+        let syntax = spec
+            .syntax
+            .unwrap_or_else(|| syntax_for(chat::template_text(engine).as_deref()));
+        let options = ToolOptions {
+            syntax,
+            choice: spec.choice.clone(),
+            parallel: spec.parallel,
+            max_calls: spec.max_calls,
+            closed: spec.closed,
+            ..ToolOptions::default()
+        };
+        let compiled =
+            compile_tools(&spec.tools, &options).map_err(|e| BridgeError::Tools(e.to_string()))?;
+        let validators = compiled
+            .tools
+            .iter()
+            .map(|t| Validator::new(&t.spec.parameters))
+            .collect::<Result<Vec<_>, _>>()?;
+        let definitions = Value::Array(
+            compiled
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut function = json!({"name": t.spec.name});
+                    if let Some(description) = &t.spec.description {
+                        function["description"] = json!(description);
+                    }
+                    function["parameters"] = t.spec.parameters.clone();
+                    json!({"type": "function", "function": function})
+                })
+                .collect(),
+        );
+        Ok(PreparedCalls {
+            compiled,
+            validators,
+            definitions,
+        })
+    }
+
+    /// Reads a finished reply: prose and calls, each call's arguments validated. Returns
+    /// the problems (empty when the reply is good) and the reply.
+    fn check(&self, text: &str) -> (Vec<String>, Option<String>, Vec<ToolCall>) {
+        let reply = match parse_reply(self.compiled.syntax, text) {
+            Ok(reply) => reply,
+            Err(e) => {
+                return (
+                    vec![format!("the tool call cannot be read: {e}")],
+                    None,
+                    Vec::new(),
+                )
+            }
+        };
+        let mut problems = Vec::new();
+        let mut calls = Vec::new();
+        for call in reply.calls {
+            let index = self
+                .compiled
+                .tools
+                .iter()
+                .position(|t| t.spec.name == call.name);
+            match index {
+                None => problems.push(format!("`{}` is not one of the tools", call.name)),
+                Some(i) => {
+                    problems.extend(
+                        self.validators[i]
+                            .errors(&call.arguments)
+                            .into_iter()
+                            .map(|e| format!("{}: arguments {e}", call.name)),
+                    );
+                }
+            }
+            calls.push(ToolCall {
+                id: openai::call_id(),
+                name: call.name,
+                arguments: call.arguments.to_string(),
+            });
+        }
+        if calls.is_empty()
+            && self.compiled.choice != ToolChoice::Auto
+            && self.compiled.choice != ToolChoice::None
+        {
+            problems.push("a tool call is required, but the answer makes none".to_string());
+        }
+        (problems, reply.content, calls)
+    }
+}
+
+/// The call syntax a chat template was trained on: Mistral's `[TOOL_CALLS]`, Llama 3's
+/// header tokens (JSON calls with `parameters`), else Hermes `<tool_call>` tags (Hermes,
+/// Qwen 2.5, SmolLM2 and other ChatML models).
+pub fn syntax_for(template: Option<&str>) -> Syntax {
+    match template {
+        Some(t) if t.contains("[TOOL_CALLS]") => Syntax::Mistral,
+        Some(t) if t.contains("<|start_header_id|>") => Syntax::Llama3,
+        _ => Syntax::Hermes,
+    }
+}
+
+/// The assistant's reply.
+#[derive(Debug, Clone)]
+pub struct CallReply {
+    /// The assistant message (`content` and/or `tool_calls`).
+    pub message: Message,
+    /// `tool_calls` when it calls tools, else `stop`.
+    pub finish_reason: FinishReason,
+    /// The raw text the model wrote (the last attempt).
+    pub text: String,
+    /// Attempts made (1 when the first was good).
+    pub attempts: usize,
+    /// Costs of all attempts together.
+    pub stats: Stats,
+}
+
+impl CallReply {
+    /// Token counts for `usage`.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            prompt_tokens: self.stats.prompt_tokens,
+            completion_tokens: self.stats.generated_tokens,
+        }
+    }
+
+    /// The reply as an OpenAI `chat.completion` object.
+    pub fn chat_completion(&self, model: &str) -> Value {
+        openai::chat_completion(model, &self.message, self.finish_reason, self.usage())
+    }
+}
+
+/// Runs `messages` with the tools of `prepared` to an assistant reply whose calls are
+/// valid (or prose, where `auto` allows it).
+///
+/// # Errors
+/// [`BridgeError::Truncated`] when every attempt ran out of tokens,
+/// [`BridgeError::Invalid`] listing each attempt's problems otherwise; any engine error.
+pub fn call(
+    engine: &Engine,
+    messages: &[Message],
+    prepared: &PreparedCalls,
+    options: &GenerateOptions,
+    retries: usize,
+) -> Result<CallReply, BridgeError> {
+    let mut conversation = if prepared.compiled.choice == ToolChoice::None {
+        messages.to_vec()
+    } else {
+        chat::with_tools(messages, &prepared.definitions)
+    };
+    let mut stats = Stats::default();
+    let mut errors = Vec::new();
+    let mut truncated = None;
+    for attempt in 0..=retries {
+        let prompt = chat::render_prompt(engine, &conversation)?;
+        let attempt_options = GenerateOptions {
+            seed: options.seed.wrapping_add(attempt as u32),
+            ..*options
+        };
+        let grammar = prepared.compiled.grammar.as_ref();
+        let generation = generate(engine, &prompt, grammar, &attempt_options)?;
+        stats.add(&generation.stats);
+        let problems = match generation.finish {
+            Finish::Truncated => {
+                truncated = Some((generation.stats.generated_tokens, generation.text.clone()));
+                vec![format!(
+                    "the answer was cut off after {} tokens, before it was complete",
+                    generation.stats.generated_tokens
+                )]
+            }
+            Finish::Stop => {
+                truncated = None;
+                let (problems, content, calls) = prepared.check(&generation.text);
+                if problems.is_empty() {
+                    let finish_reason = if calls.is_empty() {
+                        FinishReason::Stop
+                    } else {
+                        FinishReason::ToolCalls
+                    };
+                    let message = Message {
+                        content: if calls.is_empty() {
+                            Some(content.unwrap_or_else(|| generation.text.trim().to_string()))
+                        } else {
+                            content
+                        },
+                        tool_calls: calls,
+                        ..Message::assistant("")
+                    };
+                    return Ok(CallReply {
+                        message,
+                        finish_reason,
+                        text: generation.text,
+                        attempts: attempt + 1,
+                        stats,
+                    });
+                }
+                problems
+            }
+        };
+        errors.extend(
+            problems
+                .iter()
+                .map(|p| format!("attempt {}: {p}", attempt + 1)),
+        );
+        conversation.push(Message::assistant(generation.text));
+        conversation.push(Message::user(feedback(&problems)));
+    }
+    match truncated {
+        Some((tokens, text)) => Err(BridgeError::Truncated { tokens, text }),
+        None => Err(BridgeError::Invalid {
+            attempts: retries + 1,
+            errors,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_picks_the_syntax() {
+        assert_eq!(syntax_for(Some("{{ '[TOOL_CALLS]' }}")), Syntax::Mistral);
+        assert_eq!(
+            syntax_for(Some("<|start_header_id|>user<|end_header_id|>")),
+            Syntax::Llama3
+        );
+        assert_eq!(syntax_for(Some("<|im_start|>user")), Syntax::Hermes);
+        assert_eq!(syntax_for(None), Syntax::Hermes);
+    }
+}

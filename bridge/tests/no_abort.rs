@@ -1,0 +1,264 @@
+//! No input aborts the process. The engine (default model, CPU) is driven with every
+//! grammar the project has — the shipped ones, the compiler's valid and invalid test
+//! grammars (the fuzzer's seed directories, and its working corpus when one is on disk) —
+//! with adversarial grammars, and with generated ones. Each run ends with a result or an
+//! error value; llama.cpp's `GGML_ASSERT`s and aborts are never reached (they would kill
+//! this test process).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use gbnfc_bridge::chat;
+use gbnfc_bridge::engine::{Engine, EngineOptions};
+use gbnfc_bridge::{generate, BridgeError, Finish, GenerateOptions, Generation};
+use gbnfc_compiler::gbnf::arbitrary::{any_grammar, well_formed_grammar};
+use gbnfc_compiler::gbnf::{check, is_clean, parse, Expr, Grammar, Pos, Rule};
+use gbnfc_compiler::recognize::Recognizer;
+use proptest::prelude::*;
+
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        Engine::load(&EngineOptions {
+            threads: Some(2),
+            ctx: 512,
+            ..EngineOptions::default()
+        })
+        .unwrap_or_else(|e| {
+            panic!("{e} (the tests need the default model: run scripts/fetch-model)")
+        })
+    })
+}
+
+fn prompt() -> &'static str {
+    static PROMPT: OnceLock<String> = OnceLock::new();
+    PROMPT.get_or_init(|| {
+        chat::render_prompt(
+            engine(),
+            &chat::conversation(None, "Answer in the required form."),
+        )
+        .unwrap()
+    })
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A short run: a few tokens at temperature 1.
+fn run(grammar: &Grammar, seed: u32) -> Result<Generation, BridgeError> {
+    let options = GenerateOptions {
+        seed,
+        temperature: 1.0,
+        max_tokens: 6,
+        ..GenerateOptions::default()
+    };
+    generate(engine(), prompt(), Some(grammar), &options)
+}
+
+/// A grammar that passes `check` runs: a complete text the grammar accepts, a truncated
+/// one (only when close-out cannot follow the grammar), or a budget error.
+fn expect_runs(grammar: &Grammar, what: &str) {
+    match run(grammar, 1) {
+        Ok(g) if g.finish == Finish::Stop => {
+            let text_ok = grammar_has_tokens(grammar)
+                || Recognizer::new(grammar)
+                    .unwrap()
+                    .recognize(&g.text)
+                    .accepted;
+            assert!(text_ok, "{what}: the grammar does not accept {:?}", g.text);
+        }
+        Ok(g) => assert!(
+            !g.stats.close_out,
+            "{what}: truncated despite close-out: {g:?}"
+        ),
+        Err(BridgeError::BudgetTooSmall { .. } | BridgeError::DeadEnd { .. }) => {}
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
+fn grammar_has_tokens(grammar: &Grammar) -> bool {
+    let mut found = false;
+    for rule in &grammar.rules {
+        rule.body.walk(|e| found |= matches!(e, Expr::Token { .. }));
+    }
+    found
+}
+
+fn gbnf_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn shipped_and_valid_test_grammars_run() {
+    let mut count = 0;
+    for dir in ["grammars", "compiler/tests/data/valid"] {
+        for path in gbnf_files(&repo().join(dir)) {
+            let grammar = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            expect_runs(&grammar, &path.display().to_string());
+            count += 1;
+        }
+    }
+    assert!(count >= 15, "only {count} grammars");
+}
+
+#[test]
+fn invalid_test_grammars_are_refused_before_llama_cpp() {
+    let mut refused = 0;
+    for path in gbnf_files(&repo().join("compiler/tests/data/invalid")) {
+        let Ok(grammar) = parse(&std::fs::read_to_string(&path).unwrap()) else {
+            continue; // a parse error: nothing reaches the engine
+        };
+        match run(&grammar, 1) {
+            Err(BridgeError::GrammarCheck(_)) => refused += 1,
+            other => panic!("{}: expected a check error, got {other:?}", path.display()),
+        }
+    }
+    assert!(
+        refused >= 10,
+        "only {refused} invalid grammars reached the engine"
+    );
+}
+
+/// The fuzzer's inputs: its seed directories (`grammars/`, the compiler's valid test
+/// grammars) plus the invalid ones, and its git-ignored working corpus when one is on
+/// disk. Whatever the text: a parse error, a check error, or a run.
+#[test]
+fn fuzz_seeds_and_corpus_never_abort() {
+    let mut files = Vec::new();
+    for dir in [
+        "grammars",
+        "compiler/tests/data/valid",
+        "compiler/tests/data/invalid",
+    ] {
+        files.extend(gbnf_files(&repo().join(dir)));
+    }
+    let corpus = repo().join("fuzz/corpus/gbnf_text");
+    if corpus.is_dir() {
+        files.extend(gbnf_files(&corpus).into_iter().take(300));
+    }
+    let mut ran = 0;
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Ok(grammar) = parse(&text) else { continue };
+        if is_clean(&check(&grammar)) {
+            expect_runs(&grammar, &path.display().to_string());
+            ran += 1;
+        } else {
+            assert!(
+                matches!(run(&grammar, 2), Err(BridgeError::GrammarCheck(_))),
+                "{}",
+                path.display()
+            );
+        }
+    }
+    assert!(ran >= 15, "only {ran} grammars ran");
+}
+
+fn deep_group(depth: usize) -> Grammar {
+    let mut expr = Expr::literal("a");
+    for _ in 0..depth {
+        expr = Expr::Group(Box::new(expr));
+    }
+    Grammar {
+        rules: vec![Rule {
+            name: "root".into(),
+            body: expr,
+            pos: Pos::default(),
+        }],
+    }
+}
+
+#[test]
+fn adversarial_grammars_are_errors_not_aborts() {
+    let refused_by_check = [
+        ("huge repetition", "root ::= \"a\"{3000}\n"),
+        (
+            "repetition product",
+            "root ::= ((\"a\"{1000}){1000}){1000}\n",
+        ),
+        ("empty language", "root ::= a\na ::= \"x\" a\n"),
+        ("left recursion", "root ::= root \"a\" | \"b\"\n"),
+        (
+            "indirect left recursion",
+            "root ::= a \"x\"\na ::= b? root\nb ::= \"y\"\n",
+        ),
+        ("undefined rule", "root ::= missing\n"),
+        ("no root", "start ::= \"x\"\n"),
+        ("underscore name", "root ::= my_rule\nmy_rule ::= \"x\"\n"),
+        ("nullable star", "root ::= (\"a\"?)*\n"),
+    ];
+    for (what, text) in refused_by_check {
+        let grammar = parse(text).unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        match run(&grammar, 0) {
+            Err(BridgeError::GrammarCheck(_)) => {}
+            other => panic!("{what}: expected a check error, got {other:?}"),
+        }
+    }
+    // A tree deeper than any parser builds (hand-made) is refused before any recursion
+    // (5,000 levels: deeper trees would overflow this test's own recursive drop).
+    assert!(matches!(
+        run(&deep_group(5_000), 0),
+        Err(BridgeError::GrammarCheck(_))
+    ));
+    // Deep but parseable nesting runs.
+    let nested = format!("root ::= {}\"a\"{}\n", "(".repeat(90), ")".repeat(90));
+    expect_runs(&parse(&nested).unwrap(), "90 nested groups");
+    // Tokens the model does not have: llama.cpp refuses the text form; an id beyond the
+    // vocabulary is a grammar nothing can satisfy — a dead end, reported.
+    let unknown_text = parse("root ::= <|no-such-token|> \"x\"\n").unwrap();
+    assert!(
+        matches!(run(&unknown_text, 0), Err(BridgeError::GrammarRefused(_))),
+        "unknown token text"
+    );
+    let unknown_id = parse("root ::= <[99999999]>\n").unwrap();
+    assert!(
+        matches!(run(&unknown_id, 0), Err(BridgeError::DeadEnd { .. })),
+        "unknown token id"
+    );
+    // End-of-generation as the grammar's only token: llama.cpp never lets it be drawn
+    // before the grammar is complete, so this is a dead end, not an abort.
+    let eog_only = parse("root ::= <[2]>\n").unwrap();
+    assert!(matches!(
+        run(&eog_only, 0),
+        Err(BridgeError::DeadEnd { .. })
+    ));
+    // The empty text: the grammar is complete at once; generation stops at once.
+    let empty = run(&parse("root ::= \"\"\n").unwrap(), 0).unwrap();
+    assert_eq!((empty.text.as_str(), empty.finish), ("", Finish::Stop));
+    // A control token the grammar names is allowed (only unnamed ones are masked).
+    let control = run(&parse("root ::= <|im_start|> \"a\"\n").unwrap(), 0).unwrap();
+    assert_eq!(control.text, "<|im_start|>a");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_well_formed_grammars_run(grammar in well_formed_grammar(), seed in 0u32..1000) {
+        let _ = seed;
+        expect_runs(&grammar, &grammar.to_string());
+    }
+
+    #[test]
+    fn arbitrary_trees_run_or_are_refused(grammar in any_grammar(), seed in 0u32..1000) {
+        let result = run(&grammar, seed);
+        if is_clean(&check(&grammar)) {
+            prop_assert!(
+                !matches!(result, Err(BridgeError::GrammarCheck(_))),
+                "{grammar}: {result:?}"
+            );
+        } else {
+            prop_assert!(matches!(result, Err(BridgeError::GrammarCheck(_))), "{grammar}: {result:?}");
+        }
+    }
+}

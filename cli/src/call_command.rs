@@ -1,0 +1,115 @@
+//! `gbnfc call`: a constrained tool call on a local model, printed as an OpenAI assistant
+//! message.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
+use gbnfc_compiler::tools::{Syntax, ToolChoice};
+use serde_json::Value;
+
+use crate::engine_args::{failure, EngineArgs};
+use crate::run_command::{conversation, print_json, print_stats};
+use crate::schema_commands::read_json;
+use crate::Failure;
+
+/// `gbnfc call` flags.
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// The tool list: OpenAI tools, legacy functions, MCP tools/list, Anthropic tools, or a
+    /// chat request body (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub tools: String,
+    /// The user's request.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// An OpenAI messages array (or a chat request with `messages`) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub messages: Option<String>,
+    /// A system prompt, put before the conversation.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// Tool choice: auto (prose or calls), required, none, or a tool's name [default: the
+    /// input's tool_choice, else auto].
+    #[arg(long)]
+    pub choice: Option<String>,
+    /// Allow several calls in one reply (1 to --max-calls).
+    #[arg(long)]
+    pub parallel: bool,
+    /// The most calls in one reply, with --parallel.
+    #[arg(long, value_name = "N", default_value_t = gbnfc_compiler::tools::DEFAULT_MAX_CALLS)]
+    pub max_calls: u32,
+    /// Call syntax: json, hermes, llama3 or mistral [default: the one the model's chat
+    /// template uses; hermes for ChatML models such as SmolLM2 and Qwen].
+    #[arg(long)]
+    pub syntax: Option<String>,
+    /// Let the model add arguments no schema declares where `additionalProperties` is
+    /// absent (by default such objects are closed: only declared arguments).
+    #[arg(long)]
+    pub open_objects: bool,
+    /// Print a whole OpenAI chat.completion object instead of the assistant message.
+    #[arg(long)]
+    pub openai: bool,
+    /// Print timing and token counts as JSON on standard error.
+    #[arg(long)]
+    pub stats: bool,
+    /// Further attempts when a call fails validation (the errors are fed back).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub retries: usize,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Runs `gbnfc call`.
+pub fn run(args: &CallArgs) -> Result<ExitCode, Failure> {
+    let tools = read_json(&args.tools)?;
+    let syntax = match args.syntax.as_deref() {
+        None => None,
+        Some(name) => Some(
+            name.parse::<Syntax>()
+                .map_err(|e| Failure::new(e.to_string()))?,
+        ),
+    };
+    let choice = match args.choice.as_deref() {
+        None => None,
+        Some(name) => Some(
+            name.parse::<ToolChoice>()
+                .map_err(|e| Failure::new(e.to_string()))?,
+        ),
+    };
+    let spec = CallSpec {
+        tools,
+        choice,
+        parallel: args.parallel.then_some(true),
+        max_calls: args.max_calls,
+        syntax,
+        closed: !args.open_objects,
+        retries: args.retries,
+    };
+    let messages = conversation(&args.prompt, &args.messages, &args.system)?;
+    let engine = args.engine.load()?;
+    let prepared = PreparedCalls::new(&engine, &spec).map_err(failure)?;
+    if !args.engine.quiet {
+        for d in &prepared.compiled.diagnostics {
+            eprintln!("{d}");
+        }
+    }
+    let reply = tool_calls::call(
+        &engine,
+        &messages,
+        &prepared,
+        &args.engine.generate_options(),
+        spec.retries,
+    )
+    .map_err(failure)?;
+    if args.stats {
+        print_stats(&engine, &reply.stats, reply.attempts);
+    }
+    let output: Value = if args.openai {
+        reply.chat_completion(&engine.name())
+    } else {
+        reply.message.to_json()
+    };
+    print_json(&output)?;
+    Ok(ExitCode::SUCCESS)
+}

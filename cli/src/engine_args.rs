@@ -1,0 +1,136 @@
+//! The flags every command that runs a model shares (`run`, and the tool-call commands):
+//! which model, how to run it, how to sample.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gbnfc_bridge::engine::{Engine, EngineOptions, DEFAULT_CTX};
+use gbnfc_bridge::{backend, BridgeError, GenerateOptions};
+
+use crate::Failure;
+
+/// Model and sampling flags; flatten into a command with `#[command(flatten)]`.
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// The GGUF model (default: $GBNFC_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf,
+    /// which scripts/fetch-model downloads).
+    #[arg(long, value_name = "PATH", help_heading = "Model")]
+    pub model: Option<PathBuf>,
+    /// Layers to offload to the GPU (default: all when built with cuda, vulkan or metal;
+    /// else 0).
+    #[arg(long, value_name = "N", help_heading = "Model")]
+    pub n_gpu_layers: Option<u32>,
+    /// Context size in tokens, prompt and output together (0: the model's own).
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_CTX, help_heading = "Model")]
+    pub ctx: u32,
+    /// Threads for evaluation (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..), help_heading = "Model")]
+    pub threads: Option<i32>,
+    /// Random seed: the same seed, prompt and model give the same output.
+    #[arg(long, default_value_t = 0, help_heading = "Sampling")]
+    pub seed: u32,
+    /// Sampling temperature (0: greedy).
+    #[arg(long, default_value_t = 0.8, value_parser = non_negative, help_heading = "Sampling")]
+    pub temperature: f32,
+    /// Nucleus sampling: keep the most likely tokens up to this probability mass.
+    #[arg(long, default_value_t = 0.95, value_parser = probability, help_heading = "Sampling")]
+    pub top_p: f32,
+    /// Token budget of the output. Near it, the shortest completion of the grammar is
+    /// written so the output ends complete; a budget too small for any complete output is
+    /// an error, never a cut-off result.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Sampling")]
+    pub max_tokens: u32,
+    /// Repetition penalty over the last 64 tokens (1: off).
+    #[arg(long, default_value_t = 1.0, value_parser = positive, help_heading = "Sampling")]
+    pub repeat_penalty: f32,
+    /// No progress bar and no compiler notes.
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+    /// Show llama.cpp's own log.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+}
+
+impl EngineArgs {
+    /// How to load the model.
+    pub fn engine_options(&self) -> EngineOptions {
+        EngineOptions {
+            model: self.model.clone(),
+            n_gpu_layers: self.n_gpu_layers,
+            ctx: self.ctx,
+            threads: self.threads,
+            quiet: self.quiet,
+        }
+    }
+
+    /// How to sample.
+    pub fn generate_options(&self) -> GenerateOptions {
+        GenerateOptions {
+            seed: self.seed,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens as usize,
+            repeat_penalty: self.repeat_penalty,
+            close_out: true,
+        }
+    }
+
+    /// Loads the model (with llama.cpp's log on under `-v`).
+    pub fn load(&self) -> Result<Engine, Failure> {
+        backend::set_verbose(self.verbose);
+        Engine::load(&self.engine_options()).map_err(failure)
+    }
+}
+
+/// A bridge error as the CLI shows it, with advice where there is some.
+pub fn failure(error: BridgeError) -> Failure {
+    let help = match &error {
+        BridgeError::NoModel(_) => {
+            Some("run scripts/fetch-model for the default model, or pass --model PATH")
+        }
+        BridgeError::NotGguf { .. } => Some("--model must name a .gguf model file"),
+        BridgeError::BadModelFile { .. } => {
+            Some("fetch the model again (scripts/fetch-model for the default model)")
+        }
+        BridgeError::ModelLoad { .. } => Some("fetch the model again; -v shows llama.cpp's log"),
+        BridgeError::Schema(_) => Some("fix the schema; `gbnfc compile` shows what it makes of it"),
+        BridgeError::Truncated { .. } => Some("raise --max-tokens"),
+        BridgeError::Invalid { .. } => {
+            Some("raise --retries, or relax the keywords reported as validation-only")
+        }
+        BridgeError::GrammarCheck(_) => Some("`gbnfc check` shows where"),
+        _ => None,
+    };
+    let failure = Failure::new(error.to_string());
+    match help {
+        Some(help) => failure.help(help),
+        None => failure,
+    }
+}
+
+fn non_negative(text: &str) -> Result<f32, String> {
+    let x: f32 = text.parse().map_err(|e| format!("{e}"))?;
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err("must be a number ≥ 0".into())
+    }
+}
+
+fn positive(text: &str) -> Result<f32, String> {
+    let x: f32 = text.parse().map_err(|e| format!("{e}"))?;
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err("must be a number > 0".into())
+    }
+}
+
+fn probability(text: &str) -> Result<f32, String> {
+    let x: f32 = text.parse().map_err(|e| format!("{e}"))?;
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err("must be a number in (0, 1]".into())
+    }
+}
