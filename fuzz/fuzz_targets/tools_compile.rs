@@ -8,6 +8,7 @@
 
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::tools::{compile_tools, parse_reply, Syntax, ToolChoice, ToolOptions};
+use gbnfc_fuzz::numbers_are_exact;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -86,33 +87,3 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// `true` when every number outside strings is an integer of at most 15 digits.
-fn numbers_are_exact(text: &str) -> bool {
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut run = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        if c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E') {
-            run.push(c);
-            continue;
-        }
-        if !run.is_empty() {
-            let digits = run.chars().filter(char::is_ascii_digit).count();
-            if run.contains(['.', 'e', 'E']) || digits > 15 {
-                return false;
-            }
-            run.clear();
-        }
-        in_string = c == '"';
-    }
-    true
-}
