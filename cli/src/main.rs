@@ -6,6 +6,7 @@
 mod call_command;
 mod conformance_command;
 mod engine_args;
+mod fuzz_command;
 mod grammar_commands;
 mod input;
 mod mcp_command;
@@ -234,6 +235,11 @@ enum Command {
         after_help = "Destructive tools (annotations destructiveHint: true) are refused unless --allow-tool names them or --yes is given; --read-only refuses every tool not marked readOnlyHint: true. Refusals, invalid arguments or results, errors and timeouts go back to the model as tool errors and are shown on standard error.\n\nExample:\n  gbnfc mcp --server 'npx -y @modelcontextprotocol/server-filesystem /tmp/notes' \\\n    --prompt 'What does /tmp/notes/todo.txt say?' --transcript chat.json"
     )]
     Mcp(Box<mcp_command::McpArgs>),
+    /// Fuzz a schema or tool list: many outputs (grammar samples, or model generations with --with-model), each validated against the source; exit 1 on any invalid one.
+    #[command(
+        after_help = "Prints the share of valid outputs, how many are distinct, the median length, and each invalid output with its validation error.\n\nExample:\n  gbnfc fuzz ../shared/examples/weather-card.schema.json -n 500\n  gbnfc fuzz examples/weather-tools.openai.json -n 20 --with-model --temperature 1.2"
+    )]
+    Fuzz(Box<fuzz_command::FuzzArgs>),
 }
 
 /// `--emit` values.
@@ -353,6 +359,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Run(args) => run_command::run(&args),
         Command::Call(args) => call_command::run(&args),
         Command::Mcp(args) => mcp_command::run(&args),
+        Command::Fuzz(args) => fuzz_command::run(&args),
     }
 }
 
