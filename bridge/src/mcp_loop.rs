@@ -6,7 +6,8 @@
 //! the `structuredContent` after — or answers: in prose, or in the `final_schema`'s JSON
 //! when one is given. Refused, failed, hung or crashed calls go back to the model as tool
 //! errors, and to the caller through [`LoopEvent`]s; nothing is passed on as fact that
-//! failed validation. The loop ends with the answer, or when `max_turns` run out.
+//! failed validation. The last of `max_turns` turns offers no tools, so the loop always
+//! ends with an answer.
 
 use serde_json::{json, Value};
 
@@ -21,7 +22,8 @@ use gbnfc_compiler::tools::ToolChoice;
 /// How the loop runs.
 #[derive(Debug, Clone)]
 pub struct LoopOptions {
-    /// Model turns at most (each turn is one generation: calls or the answer).
+    /// Model turns at most (each turn is one generation: calls or the answer; the last
+    /// one offers no tools, so it is the answer).
     pub max_turns: usize,
     /// The answer must be JSON valid under this schema (or `response_format`); `None`: prose.
     pub final_schema: Option<Value>,
@@ -76,8 +78,8 @@ pub enum LoopEvent {
 pub struct LoopResult {
     /// The whole conversation as OpenAI messages, the answer last (if there is one).
     pub transcript: Vec<Message>,
-    /// The model's answer: prose, or the `final_schema` JSON text; `None` when the turns
-    /// ran out first.
+    /// The model's answer: prose, or the `final_schema` JSON text (`None` only when
+    /// `max_turns` is 0).
     pub answer: Option<String>,
     /// Model turns taken.
     pub turns: usize,
@@ -122,6 +124,14 @@ pub fn run_loop(
         )?),
         _ => None,
     };
+    // The last turn offers no tools, so the loop always ends with an answer.
+    let last = PreparedCalls::new(
+        engine,
+        &CallSpec {
+            choice: Some(ToolChoice::None),
+            ..spec.clone()
+        },
+    )?;
     let mut transcript = messages.to_vec();
     let mut stats = Stats::default();
     let mut calls = 0;
@@ -131,6 +141,7 @@ pub fn run_loop(
             ..options.generate
         };
         let this_turn = match (&first, turn) {
+            (_, t) if t == options.max_turns => &last,
             (Some(first), 1) => first,
             _ => &prepared,
         };

@@ -61,6 +61,8 @@ pub struct PreparedCalls {
     pub compiled: CompiledTools,
     /// One validator per tool, in the order of `compiled.tools`.
     validators: Vec<Validator>,
+    /// The `response_format` answer's validator, when one came with the tools.
+    answer: Option<Validator>,
     /// The tools as shown to the model (OpenAI function definitions).
     pub definitions: Value,
 }
@@ -90,6 +92,11 @@ impl PreparedCalls {
             .iter()
             .map(|t| Validator::new(&t.spec.parameters))
             .collect::<Result<Vec<_>, _>>()?;
+        let answer = compiled
+            .response_format
+            .as_ref()
+            .map(|format| Validator::new(&format.value))
+            .transpose()?;
         let definitions = Value::Array(
             compiled
                 .tools
@@ -107,6 +114,7 @@ impl PreparedCalls {
         Ok(PreparedCalls {
             compiled,
             validators,
+            answer,
             definitions,
         })
     }
@@ -114,6 +122,11 @@ impl PreparedCalls {
     /// Reads a finished reply: prose and calls, each call's arguments validated. Returns
     /// the problems (empty when the reply is good) and the reply.
     fn check(&self, text: &str) -> (Vec<String>, Option<String>, Vec<ToolCall>) {
+        if self.compiled.choice == ToolChoice::None {
+            // No tools this turn: the whole text is the answer.
+            let answer = text.trim().to_string();
+            return (self.answer_problems(&answer), Some(answer), Vec::new());
+        }
         let reply = match parse_reply(self.compiled.syntax, text) {
             Ok(reply) => reply,
             Err(e) => {
@@ -149,13 +162,25 @@ impl PreparedCalls {
                 arguments: call.arguments.to_string(),
             });
         }
-        if calls.is_empty()
-            && self.compiled.choice != ToolChoice::Auto
-            && self.compiled.choice != ToolChoice::None
-        {
+        if calls.is_empty() && self.compiled.choice != ToolChoice::Auto {
             problems.push("a tool call is required, but the answer makes none".to_string());
         }
+        if calls.is_empty() {
+            let answer = reply.content.clone().unwrap_or_default();
+            problems.extend(self.answer_problems(&answer));
+        }
         (problems, reply.content, calls)
+    }
+
+    /// What is wrong with an answer under the `response_format` (nothing without one).
+    fn answer_problems(&self, answer: &str) -> Vec<String> {
+        let Some(validator) = &self.answer else {
+            return Vec::new();
+        };
+        match serde_json::from_str::<Value>(answer) {
+            Ok(value) => validator.errors(&value),
+            Err(e) => vec![format!("the answer is not JSON: {e}")],
+        }
     }
 }
 
@@ -175,7 +200,8 @@ pub fn syntax_for(template: Option<&str>) -> Syntax {
 pub struct CallReply {
     /// The assistant message (`content` and/or `tool_calls`).
     pub message: Message,
-    /// `tool_calls` when it calls tools, else `stop`.
+    /// `tool_calls` when it calls tools, `stop` for a complete answer, `length` for free
+    /// prose cut off by the token budget.
     pub finish_reason: FinishReason,
     /// The raw text the model wrote (the last attempt).
     pub text: String,
@@ -231,6 +257,17 @@ pub fn call(
         let generation = generate(engine, &prompt, grammar, &attempt_options)?;
         stats.add(&generation.stats);
         let problems = match generation.finish {
+            Finish::Truncated if grammar.is_none() => {
+                // Free prose (no tools offered, no response_format): like the hosted APIs,
+                // a cut-off answer comes back as it is, with finish_reason `length`.
+                return Ok(CallReply {
+                    message: Message::assistant(generation.text.trim().to_string()),
+                    finish_reason: FinishReason::Length,
+                    text: generation.text,
+                    attempts: attempt + 1,
+                    stats,
+                });
+            }
             Finish::Truncated => {
                 truncated = Some((generation.stats.generated_tokens, generation.text.clone()));
                 vec![format!(

@@ -3,12 +3,19 @@
 //! known content. The model is asked for the file (its first turn must call
 //! `read_text_file`); the call must reach the server with valid arguments, the result
 //! must come back as a `tool` message answering that call's id, and the final answer must
-//! hold the file's real content.
+//! hold the file's real content. Then every fault of the repository's fault server (a
+//! crash mid-call, a hang, output that breaks its schema, a destructive tool, an `isError`
+//! result) driven through the loop: reported to the caller and to the model as a tool
+//! error, and the loop still ends with an answer — and a `final_schema` answer is JSON
+//! valid under it.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use gbnfc_bridge::chat::{self, Role};
 use gbnfc_bridge::engine::{Engine, EngineOptions};
+use std::sync::OnceLock;
+use std::time::Duration;
+
 use gbnfc_bridge::mcp::{McpHub, ServerOptions};
 use gbnfc_bridge::mcp_loop::{run_loop, LoopEvent, LoopOptions};
 use gbnfc_bridge::GenerateOptions;
@@ -17,6 +24,111 @@ use serde_json::Value;
 
 const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 const CONTENT: &str = "buy oat milk and call Ada";
+
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        Engine::load(&EngineOptions {
+            threads: Some(2),
+            ctx: 4096,
+            ..EngineOptions::default()
+        })
+        .unwrap_or_else(|e| {
+            panic!("{e} (the tests need the default model: run scripts/fetch-model)")
+        })
+    })
+}
+
+fn fault_hub(mode: &str) -> McpHub {
+    let path = env!("CARGO_BIN_EXE_gbnfc-mcp-fault-server");
+    McpHub::start(
+        [format!("{path} {mode}")],
+        &ServerOptions {
+            call_timeout: Duration::from_secs(2),
+            ..ServerOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn greedy(max_turns: usize, first: &str) -> LoopOptions {
+    LoopOptions {
+        max_turns,
+        generate: GenerateOptions {
+            seed: 1,
+            temperature: 0.0,
+            max_tokens: 96,
+            ..GenerateOptions::default()
+        },
+        first_choice: Some(ToolChoice::Named(first.into())),
+        ..LoopOptions::default()
+    }
+}
+
+#[test]
+fn faults_go_back_to_the_model_and_the_loop_still_answers() {
+    for (mode, tool, expect) in [
+        ("exit-mid-call", "crash", "exit"),
+        ("hang", "hang", "did not answer"),
+        ("bad-output", "bad_output", "outputSchema"),
+        ("destructive", "delete_everything", "destructive"),
+        ("error", "fail", ""),
+    ] {
+        let mut hub = fault_hub(mode);
+        let messages = chat::conversation(None, &format!("Use the {tool} tool."));
+        let mut events = Vec::new();
+        let result = run_loop(engine(), &mut hub, &messages, &greedy(2, tool), |e| {
+            events.push(e.clone())
+        })
+        .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let Some(LoopEvent::Call { name, .. }) = events.first() else {
+            panic!("{mode}: no call: {events:?}");
+        };
+        assert_eq!(name, tool);
+        let Some(LoopEvent::Result {
+            content, is_error, ..
+        }) = events.get(1)
+        else {
+            panic!("{mode}: no result: {events:?}");
+        };
+        assert!(is_error, "{mode}: not reported as an error: {content}");
+        assert!(
+            content.to_lowercase().contains(&expect.to_lowercase()),
+            "{mode}: {content}"
+        );
+        let tool_message = result
+            .transcript
+            .iter()
+            .find(|m| m.role == Role::Tool)
+            .unwrap();
+        assert_eq!(tool_message.content.as_deref(), Some(content.as_str()));
+        assert!(result.answer.is_some(), "{mode}: no answer");
+        assert_eq!(result.turns, 2, "{mode}");
+    }
+}
+
+#[test]
+fn a_final_schema_answer_is_valid_json() {
+    let mut hub = fault_hub("ok");
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"said": {"type": "string", "maxLength": 40}},
+        "required": ["said"],
+        "additionalProperties": false
+    });
+    let options = LoopOptions {
+        final_schema: Some(schema.clone()),
+        ..greedy(2, "echo")
+    };
+    let messages = chat::conversation(None, "Echo the word hello, then tell me what it said.");
+    let result = run_loop(engine(), &mut hub, &messages, &options, |_| {}).unwrap();
+    let answer = result.answer.unwrap();
+    let value: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    assert!(
+        jsonschema::is_valid(&schema, &value),
+        "{answer} breaks the final schema"
+    );
+}
 
 #[test]
 fn the_model_reads_a_file_through_the_filesystem_server() {
@@ -29,12 +141,7 @@ fn the_model_reads_a_file_through_the_filesystem_server() {
         &ServerOptions::default(),
     )
     .unwrap();
-    let engine = Engine::load(&EngineOptions {
-        threads: Some(2),
-        ctx: 4096,
-        ..EngineOptions::default()
-    })
-    .unwrap_or_else(|e| panic!("{e} (the tests need the default model: run scripts/fetch-model)"));
+    let engine = engine();
     let messages = chat::conversation(
         None,
         &format!("Read the file {} and tell me what it says.", file.display()),
@@ -56,7 +163,7 @@ fn the_model_reads_a_file_through_the_filesystem_server() {
             ..LoopOptions::default()
         };
         let mut events = Vec::new();
-        let result = run_loop(&engine, &mut hub, &messages, &options, |e| {
+        let result = run_loop(engine, &mut hub, &messages, &options, |e| {
             events.push(e.clone())
         })
         .unwrap();
