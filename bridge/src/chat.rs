@@ -312,10 +312,14 @@ pub fn tools_system_prompt(tools: &Value) -> String {
     text
 }
 
-/// `messages` with the tools block ([`tools_system_prompt`]) added to the system prompt:
-/// appended to the first system message, or put in a new one at the start.
+/// `messages` with the tools block ([`tools_system_prompt`]) added to the system prompt.
 pub fn with_tools(messages: &[Message], tools: &Value) -> Vec<Message> {
-    let block = tools_system_prompt(tools);
+    with_system_text(messages, &tools_system_prompt(tools))
+}
+
+/// `messages` with `text` added to the system prompt: appended to the first system
+/// message (after a blank line), or put in a new one at the start.
+pub fn with_system_text(messages: &[Message], text: &str) -> Vec<Message> {
     let mut out = messages.to_vec();
     match out.iter_mut().find(|m| m.role == Role::System) {
         Some(system) => {
@@ -323,9 +327,9 @@ pub fn with_tools(messages: &[Message], tools: &Value) -> Vec<Message> {
             if !content.is_empty() {
                 content.push_str("\n\n");
             }
-            content.push_str(&block);
+            content.push_str(text);
         }
-        None => out.insert(0, Message::system(block)),
+        None => out.insert(0, Message::system(text)),
     }
     out
 }

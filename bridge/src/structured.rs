@@ -14,7 +14,7 @@ use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::schema::{self, KeywordStatus, SchemaDiagnostic};
 use serde_json::Value;
 
-use crate::chat::{self, Message, Role};
+use crate::chat::{self, Message};
 use crate::engine::Engine;
 use crate::generate::{generate, has_token_refs, Finish, GenerateOptions, Stats};
 use crate::openai::{self, FinishReason, Usage};
@@ -182,19 +182,10 @@ pub fn feedback(errors: &[String]) -> String {
 /// `messages` with the schema shown in the system prompt (appended to the first system
 /// message, or in a new one at the start).
 pub fn with_schema_instruction(messages: &[Message], schema: &Value) -> Vec<Message> {
-    let instruction = format!("Answer with a JSON value that follows this JSON Schema:\n{schema}");
-    let mut out = messages.to_vec();
-    match out.iter_mut().find(|m| m.role == Role::System) {
-        Some(system) => {
-            let content = system.content.get_or_insert_with(String::new);
-            if !content.is_empty() {
-                content.push_str("\n\n");
-            }
-            content.push_str(&instruction);
-        }
-        None => out.insert(0, Message::system(instruction)),
-    }
-    out
+    chat::with_system_text(
+        messages,
+        &format!("Answer with a JSON value that follows this JSON Schema:\n{schema}"),
+    )
 }
 
 /// Runs `messages` to a result that satisfies `spec`.

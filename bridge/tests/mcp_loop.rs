@@ -11,9 +11,10 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::engine;
 use gbnfc_bridge::chat::{self, Role};
-use gbnfc_bridge::engine::{Engine, EngineOptions};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use gbnfc_bridge::mcp::{McpHub, ServerOptions};
@@ -24,20 +25,6 @@ use serde_json::Value;
 
 const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 const CONTENT: &str = "buy oat milk and call Ada";
-
-fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        Engine::load(&EngineOptions {
-            threads: Some(2),
-            ctx: 4096,
-            ..EngineOptions::default()
-        })
-        .unwrap_or_else(|e| {
-            panic!("{e} (the tests need the default model: run scripts/fetch-model)")
-        })
-    })
-}
 
 fn fault_hub(mode: &str) -> McpHub {
     let path = env!("CARGO_BIN_EXE_gbnfc-mcp-fault-server");

@@ -5,11 +5,12 @@
 //! validator built from the tool list by hand, independently of the bridge.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-use std::sync::OnceLock;
+mod common;
 
+use std::path::Path;
+
+use common::engine;
 use gbnfc_bridge::chat;
-use gbnfc_bridge::engine::{Engine, EngineOptions};
 use gbnfc_bridge::openai::FinishReason;
 use gbnfc_bridge::tool_calls::{call, CallSpec, PreparedCalls};
 use gbnfc_bridge::GenerateOptions;
@@ -17,20 +18,6 @@ use gbnfc_compiler::tools::ToolChoice;
 use serde_json::Value;
 
 const SEEDS: u32 = 20;
-
-fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        Engine::load(&EngineOptions {
-            threads: Some(2),
-            ctx: 2048,
-            ..EngineOptions::default()
-        })
-        .unwrap_or_else(|e| {
-            panic!("{e} (the tests need the default model: run scripts/fetch-model)")
-        })
-    })
-}
 
 fn weather_tools() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/weather-tools.openai.json");
