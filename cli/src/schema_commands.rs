@@ -73,6 +73,7 @@ pub fn compile(
         remote: resolver
             .as_ref()
             .map(|r| r as &dyn Fn(&str) -> Option<Value>),
+        explain,
     };
     let compiled = schema::compile(&schema, &options).map_err(|e| {
         Failure::new(format!("{path}: {e}")).help("fix the schema at that JSON pointer")

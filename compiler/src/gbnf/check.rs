@@ -10,7 +10,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::ast::{Expr, Grammar, Pos};
+use super::ast::{ClassRange, Expr, Grammar, Pos};
 use super::derives::{self, Definitions, Derives};
 use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_REPEAT};
 use crate::diagnostic::Diagnostic;
@@ -26,24 +26,29 @@ use crate::diagnostic::Diagnostic;
 /// ```
 pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for rule in &grammar.rules {
-        if rule.body.depth() > MAX_EXPR_DEPTH {
-            out.push(Diagnostic::error(
-                "too-deep",
-                Some(rule.pos),
-                format!(
-                    "rule `{}` nests expressions more than {MAX_EXPR_DEPTH} deep",
-                    rule.name
-                ),
-            ));
-            return out;
-        }
+    let scan = Scan::of(grammar);
+    if let Some((rule, _)) = grammar
+        .rules
+        .iter()
+        .zip(&scan.rules)
+        .find(|(_, r)| r.depth > MAX_EXPR_DEPTH)
+    {
+        out.push(Diagnostic::error(
+            "too-deep",
+            Some(rule.pos),
+            format!(
+                "rule `{}` nests expressions more than {MAX_EXPR_DEPTH} deep",
+                rule.name
+            ),
+        ));
+        return out;
     }
     let defined = definitions(grammar, &mut out);
     names(grammar, &mut out);
-    references(grammar, &defined, &mut out);
-    repetitions(grammar, &mut out);
-    classes(grammar, &mut out);
+    let edges = reference_edges(grammar, &defined, &scan);
+    references(grammar, &defined, &scan, &edges, &mut out);
+    repetitions(grammar, &scan, &mut out);
+    classes(grammar, &scan, &mut out);
     let bounds_ok = !out.iter().any(|d| d.code == "repeat-bound");
     if bounds_ok && derives::too_large(grammar) {
         out.push(Diagnostic::error(
@@ -52,10 +57,10 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
             LowerError::TooLarge.to_string(),
         ));
     } else if bounds_ok {
-        match derives::derives(grammar, &defined) {
+        match derives::derives_over(grammar, &defined, &edges) {
             Ok(derived) => {
                 left_recursion(grammar, &defined, &derived, &mut out);
-                nullable_repetitions(grammar, &defined, &derived, &mut out);
+                nullable_repetitions(&defined, &scan, &derived, &mut out);
                 if !out.iter().any(|d| d.code == "undefined-rule") {
                     // Otherwise every rule that reaches the undefined one would be reported too.
                     empty_languages(grammar, &defined, &derived, &mut out);
@@ -66,6 +71,96 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
     }
     out.sort_by_key(|d| d.pos.map(|p| (p.line, p.column)));
     out
+}
+
+/// What one walk over each rule's body finds, so the lints need no walks of their own.
+/// Per rule, `rules[i]` holds its depth and where its references start in `refs`.
+#[derive(Default)]
+struct Scan<'g> {
+    /// Per rule: how deeply expressions nest, and where its references start.
+    rules: Vec<RuleScan>,
+    /// Every rule reference, rule by rule, in order.
+    refs: Vec<(&'g str, Pos)>,
+    /// Every repetition, rule by rule, parents first.
+    repeats: Vec<&'g Expr>,
+    /// Character-class ranges whose start is after their end, with their rule.
+    empty_ranges: Vec<(usize, ClassRange)>,
+}
+
+/// One rule's part of a [`Scan`].
+#[derive(Clone, Copy)]
+struct RuleScan {
+    /// How deeply expressions nest (an atom has depth 1).
+    depth: usize,
+    /// The index of its first reference in [`Scan::refs`].
+    refs_from: usize,
+}
+
+impl<'g> Scan<'g> {
+    /// Walks every rule once, without recursion.
+    fn of(grammar: &'g Grammar) -> Self {
+        let mut scan = Scan::default();
+        let mut stack = Vec::new();
+        for (index, rule) in grammar.rules.iter().enumerate() {
+            let mut deepest = 0;
+            let refs_from = scan.refs.len();
+            stack.push((&rule.body, 1usize));
+            while let Some((expr, depth)) = stack.pop() {
+                deepest = deepest.max(depth);
+                match expr {
+                    Expr::Ref { name, pos } => scan.refs.push((name, *pos)),
+                    Expr::Repeat { .. } => scan.repeats.push(expr),
+                    Expr::Class { ranges, .. } => scan
+                        .empty_ranges
+                        .extend(ranges.iter().filter(|r| r.lo > r.hi).map(|r| (index, *r))),
+                    _ => {}
+                }
+                stack.extend(expr.children().iter().rev().map(|c| (c, depth + 1)));
+            }
+            scan.rules.push(RuleScan {
+                depth: deepest,
+                refs_from,
+            });
+        }
+        scan
+    }
+
+    /// The references in rule `index`.
+    fn refs_of(&self, index: usize) -> &[(&'g str, Pos)] {
+        let from = self.rules[index].refs_from;
+        let to = self
+            .rules
+            .get(index + 1)
+            .map_or(self.refs.len(), |r| r.refs_from);
+        &self.refs[from..to]
+    }
+}
+
+/// For each rule (its first definition), the rules it references, sorted, without
+/// repeats; empty for later duplicate definitions.
+fn reference_edges(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    scan: &Scan<'_>,
+) -> Vec<Vec<usize>> {
+    grammar
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            if defined.get(rule.name.as_str()) != Some(&index) {
+                return Vec::new();
+            }
+            let mut targets: Vec<usize> = scan
+                .refs_of(index)
+                .iter()
+                .filter_map(|(name, _)| defined.get(name).copied())
+                .collect();
+            targets.sort_unstable();
+            targets.dedup();
+            targets
+        })
+        .collect()
 }
 
 /// `true` when no diagnostic is an error.
@@ -136,22 +231,24 @@ fn names(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
 }
 
 /// Reports references to undefined rules, and rules that `root` never reaches.
-fn references(grammar: &Grammar, defined: &Definitions<'_>, out: &mut Vec<Diagnostic>) {
-    for rule in &grammar.rules {
-        rule.body.walk(|e| {
-            if let Expr::Ref { name, pos } = e {
-                if !defined.contains_key(name.as_str()) {
-                    out.push(
-                        Diagnostic::error(
-                            "undefined-rule",
-                            Some(*pos),
-                            format!("rule `{name}` is used but never defined"),
-                        )
-                        .with_help(format!("define `{name} ::= …` or fix the name")),
-                    );
-                }
-            }
-        });
+fn references(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    scan: &Scan<'_>,
+    edges: &[Vec<usize>],
+    out: &mut Vec<Diagnostic>,
+) {
+    for &(name, pos) in &scan.refs {
+        if !defined.contains_key(name) {
+            out.push(
+                Diagnostic::error(
+                    "undefined-rule",
+                    Some(pos),
+                    format!("rule `{name}` is used but never defined"),
+                )
+                .with_help(format!("define `{name} ::= …` or fix the name")),
+            );
+        }
     }
     let Some(&root) = defined.get("root") else {
         return;
@@ -160,16 +257,12 @@ fn references(grammar: &Grammar, defined: &Definitions<'_>, out: &mut Vec<Diagno
     reached[root] = true;
     let mut queue = vec![root];
     while let Some(index) = queue.pop() {
-        grammar.rules[index].body.walk(|e| {
-            if let Expr::Ref { name, .. } = e {
-                if let Some(&target) = defined.get(name.as_str()) {
-                    if !reached[target] {
-                        reached[target] = true;
-                        queue.push(target);
-                    }
-                }
+        for &target in &edges[index] {
+            if !reached[target] {
+                reached[target] = true;
+                queue.push(target);
             }
-        });
+        }
     }
     for (index, rule) in grammar.rules.iter().enumerate() {
         if !reached[index] && defined.get(rule.name.as_str()) == Some(&index) {
@@ -188,52 +281,54 @@ fn references(grammar: &Grammar, defined: &Definitions<'_>, out: &mut Vec<Diagno
 /// Repetition bounds, as llama.cpp's parser limits them: each bound at most 2000, the
 /// minimum not above the maximum, and the number of rules a repetition makes llama.cpp
 /// generate (rules inside a repeated group, times the count) at most 2000.
-fn repetitions(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
-    for rule in &grammar.rules {
-        rule.body.walk(|e| {
-            if let Expr::Repeat {
-                expr, min, max, pos, ..
-            } = e
-            {
-                for bound in std::iter::once(*min).chain(*max) {
-                    if bound > MAX_REPEAT {
-                        out.push(
-                            Diagnostic::error(
-                                "repeat-bound",
-                                Some(*pos),
-                                format!("repetition bound {bound} is above llama.cpp's limit of {MAX_REPEAT}"),
-                            )
-                            .with_help("split it, e.g. `x{0,3000}` as `x{0,1500} x{0,1500}`"),
-                        );
-                    }
-                }
-                if let Expr::Repeat {
-                    max: Some(0),
-                    pos: inner_pos,
-                    ..
-                } = expr.as_ref()
-                {
+fn repetitions(grammar: &Grammar, scan: &Scan<'_>, out: &mut Vec<Diagnostic>) {
+    for e in &scan.repeats {
+        if let Expr::Repeat {
+            expr,
+            min,
+            max,
+            pos,
+            ..
+        } = e
+        {
+            for bound in std::iter::once(*min).chain(*max) {
+                if bound > MAX_REPEAT {
                     out.push(
                         Diagnostic::error(
-                            "empty-repeat",
-                            Some(*inner_pos),
-                            "nothing to repeat: the item before this operator is repeated zero times, so llama.cpp sees no item",
+                            "repeat-bound",
+                            Some(*pos),
+                            format!("repetition bound {bound} is above llama.cpp's limit of {MAX_REPEAT}"),
                         )
-                        .with_help("remove the `{0}` repetition, or group it: `(x{0})*`"),
+                        .with_help("split it, e.g. `x{0,3000}` as `x{0,1500} x{0,1500}`"),
                     );
                 }
-                if max.is_some_and(|max| max < *min) {
-                    out.push(Diagnostic::error(
-                        "repeat-bound",
-                        Some(*pos),
-                        format!(
-                            "repetition minimum {min} is above its maximum {}",
-                            max.unwrap_or(0)
-                        ),
-                    ));
-                }
             }
-        });
+            if let Expr::Repeat {
+                max: Some(0),
+                pos: inner_pos,
+                ..
+            } = expr.as_ref()
+            {
+                out.push(
+                    Diagnostic::error(
+                        "empty-repeat",
+                        Some(*inner_pos),
+                        "nothing to repeat: the item before this operator is repeated zero times, so llama.cpp sees no item",
+                    )
+                    .with_help("remove the `{0}` repetition, or group it: `(x{0})*`"),
+                );
+            }
+            if max.is_some_and(|max| max < *min) {
+                out.push(Diagnostic::error(
+                    "repeat-bound",
+                    Some(*pos),
+                    format!(
+                        "repetition minimum {min} is above its maximum {}",
+                        max.unwrap_or(0)
+                    ),
+                ));
+            }
+        }
     }
     let mut sim = SymbolSimulation::default();
     for rule in &grammar.rules {
@@ -331,31 +426,26 @@ impl<'g> SymbolSimulation<'g> {
     }
 }
 
-fn classes(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
-    for rule in &grammar.rules {
-        rule.body.walk(|e| {
-            if let Expr::Class { ranges, .. } = e {
-                for r in ranges.iter().filter(|r| r.lo > r.hi) {
-                    out.push(
-                        Diagnostic::error(
-                            "empty-range",
-                            Some(rule.pos),
-                            format!(
-                                "in rule `{}`: the class range `{}-{}` is empty (its start is after its end)",
-                                rule.name,
-                                r.lo.escape_debug(),
-                                r.hi.escape_debug()
-                            ),
-                        )
-                        .with_help(format!(
-                            "write it as `{}-{}`",
-                            r.hi.escape_debug(),
-                            r.lo.escape_debug()
-                        )),
-                    );
-                }
-            }
-        });
+fn classes(grammar: &Grammar, scan: &Scan<'_>, out: &mut Vec<Diagnostic>) {
+    for &(index, r) in &scan.empty_ranges {
+        let rule = &grammar.rules[index];
+        out.push(
+            Diagnostic::error(
+                "empty-range",
+                Some(rule.pos),
+                format!(
+                    "in rule `{}`: the class range `{}-{}` is empty (its start is after its end)",
+                    rule.name,
+                    r.lo.escape_debug(),
+                    r.hi.escape_debug()
+                ),
+            )
+            .with_help(format!(
+                "write it as `{}-{}`",
+                r.hi.escape_debug(),
+                r.lo.escape_debug()
+            )),
+        );
     }
 }
 
@@ -474,32 +564,30 @@ fn cycle_through(start: usize, edges: &[Vec<usize>], members: &FxHashSet<usize>)
 /// `x*`, `x+` and `x{m,}` over an `x` that can match the empty text: llama.cpp expands
 /// them to `r ::= x r |`, which is left recursion it does not always detect.
 fn nullable_repetitions(
-    grammar: &Grammar,
     defined: &Definitions<'_>,
+    scan: &Scan<'_>,
     derived: &Derives,
     out: &mut Vec<Diagnostic>,
 ) {
-    for rule in &grammar.rules {
-        rule.body.walk(|e| {
-            if let Expr::Repeat {
-                expr,
-                max: None,
-                pos,
-                ..
-            } = e
-            {
-                if derives::nullable(expr, defined, &derived.nullable) {
-                    out.push(
-                        Diagnostic::error(
-                            "nullable-repeat",
-                            Some(*pos),
-                            format!("`{expr}` can match the empty text, so repeating it without bound is left recursion"),
-                        )
-                        .with_help("make the repeated part non-empty, e.g. `(x?)*` → `x*`"),
-                    );
-                }
+    for e in &scan.repeats {
+        if let Expr::Repeat {
+            expr,
+            max: None,
+            pos,
+            ..
+        } = e
+        {
+            if derives::nullable(expr, defined, &derived.nullable) {
+                out.push(
+                    Diagnostic::error(
+                        "nullable-repeat",
+                        Some(*pos),
+                        format!("`{expr}` can match the empty text, so repeating it without bound is left recursion"),
+                    )
+                    .with_help("make the repeated part non-empty, e.g. `(x?)*` → `x*`"),
+                );
             }
-        });
+        }
     }
 }
 

@@ -62,13 +62,27 @@ pub fn derives(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, 
         targets.sort_unstable();
         targets.dedup();
     }
+    derives_over(grammar, defined, &edges)
+}
+
+/// [`derives`] given the reference graph already: `edges[i]` lists the rules that rule `i`
+/// (its first definition) references, sorted and without repeats.
+///
+/// # Errors
+/// As [`derives`].
+pub fn derives_over(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    edges: &[Vec<usize>],
+) -> Result<Derives, LowerError> {
+    let n = grammar.rules.len();
     let mut state = Derives {
         productive: vec![false; n],
         nullable: vec![false; n],
     };
     // Components come sinks first, so every rule a component uses outside itself is
     // settled before it; inside a component, iterate to the fixpoint.
-    for component in strongly_connected(&edges) {
+    for component in strongly_connected(edges) {
         let single = component.len() == 1 && !edges[component[0]].contains(&component[0]);
         let mut passes = 0;
         loop {

@@ -5,6 +5,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -28,17 +30,29 @@ pub struct Location {
 impl Location {
     /// The location of `key` inside this one.
     pub fn child(&self, key: &str) -> Location {
+        let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
+        pointer.push_str(&self.pointer);
+        pointer.push('/');
+        if key.contains(['~', '/']) {
+            pointer.push_str(&escape_token(key));
+        } else {
+            pointer.push_str(key);
+        }
         Location {
             doc: self.doc,
-            pointer: format!("{}/{}", self.pointer, escape_token(key)),
+            pointer,
         }
     }
 
     /// The location of item `index` inside this one.
     pub fn index(&self, index: usize) -> Location {
+        let mut pointer = String::with_capacity(self.pointer.len() + 4);
+        pointer.push_str(&self.pointer);
+        // Writing to a String cannot fail.
+        let _ = write!(pointer, "/{index}");
         Location {
             doc: self.doc,
-            pointer: format!("{}/{index}", self.pointer),
+            pointer,
         }
     }
 
@@ -61,7 +75,7 @@ impl Location {
 
 struct Loaded {
     uri: String,
-    value: Value,
+    value: Rc<Value>,
 }
 
 /// All documents and the index over them.
@@ -117,20 +131,25 @@ impl<'r> Document<'r> {
 
     /// The schema at `location` (cloned: documents may grow while compiling).
     pub fn get(&self, location: &Location) -> Option<Value> {
-        let docs = self.docs.borrow();
-        let doc = docs.get(location.doc)?;
-        if location.pointer.is_empty() {
-            Some(doc.value.clone())
-        } else {
-            doc.value.pointer(&location.pointer).cloned()
-        }
+        let source = self.source(location)?;
+        at(&source, location).cloned()
+    }
+
+    /// The whole document `location` points into (shared, not copied); [`at`] finds the
+    /// schema inside it.
+    pub fn source(&self, location: &Location) -> Option<Rc<Value>> {
+        self.docs
+            .borrow()
+            .get(location.doc)
+            .map(|d| Rc::clone(&d.value))
     }
 
     fn load(&self, uri: String, value: Value) -> Result<usize, CompileError> {
         let doc = self.docs.borrow().len();
+        let value = Rc::new(value);
         self.docs.borrow_mut().push(Loaded {
             uri: uri.clone(),
-            value: value.clone(),
+            value: Rc::clone(&value),
         });
         let root = Location {
             doc,
@@ -322,13 +341,25 @@ impl<'r> Document<'r> {
                 }
             }
         };
-        if self.get(&location).is_none() {
+        if self
+            .source(&location)
+            .is_none_or(|source| at(&source, &location).is_none())
+        {
             return Err(unresolved(format!(
                 "nothing at `{}`",
                 location.describe(self)
             )));
         }
         Ok(location)
+    }
+}
+
+/// The schema at `location` inside `source`, the document [`Document::source`] gave.
+pub fn at<'v>(source: &'v Value, location: &Location) -> Option<&'v Value> {
+    if location.pointer.is_empty() {
+        Some(source)
+    } else {
+        source.pointer(&location.pointer)
     }
 }
 

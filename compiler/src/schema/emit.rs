@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde_json::{Map, Value};
 
-use super::document::{Document, Location};
+use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::merge::merge;
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
@@ -73,8 +73,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// See [`CompileError`].
     pub fn compile(mut self) -> Result<Compiled, CompileError> {
         let root = self.doc.root();
-        let value = self.doc.get(&root).unwrap_or(Value::Bool(true));
-        let body = self.schema(&value, &root)?;
+        let source = self.doc.source(&root);
+        let value = source
+            .as_deref()
+            .and_then(|s| at(s, &root))
+            .unwrap_or(&TRUE);
+        let body = self.schema(value, &root)?;
         let mut grammar = Grammar::default();
         grammar.rules.push(Rule {
             name: "root".to_string(),
@@ -193,6 +197,21 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 
     fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
+        if !self.options.explain {
+            // Only unknown keywords are reported; the pointer is made for those alone.
+            for key in map.keys() {
+                if !is_annotation(key) && !is_known(key) {
+                    let pointer = at.child(key).describe(self.doc);
+                    if self.explained.insert((pointer.clone(), key.clone())) {
+                        let hint = keywords::suggest(key, keywords::ASSERTIONS)
+                            .map(|s| format!("did you mean `{s}`?"))
+                            .unwrap_or_default();
+                        self.note(&pointer, key, KeywordStatus::Unknown, hint);
+                    }
+                }
+            }
+            return;
+        }
         for key in map.keys() {
             let pointer = at.child(key).describe(self.doc);
             if !self.explained.insert((pointer.clone(), key.clone())) {
@@ -302,6 +321,21 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Expr::rule(entry)
     }
 
+    /// A reference to the fixed-name rule `name`, made from `body` the first time only
+    /// (a building block shared by every schema in the grammar).
+    pub fn named_rule(&mut self, name: String, body: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        if !self.names.contains(&name) {
+            let body = body(self);
+            self.names.insert(name.clone());
+            self.rules.push(Rule {
+                name: name.clone(),
+                body,
+                pos: gbnf::Pos::default(),
+            });
+        }
+        Expr::rule(name)
+    }
+
     /// A prefix from `hint` under which numbered rules (`{prefix}-{n}`) cannot collide
     /// with any other rule.
     pub fn fresh_prefix(&mut self, hint: &str) -> String {
@@ -343,8 +377,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if base.is_empty() {
             base = "schema".to_string();
         }
-        if base.starts_with("fmt-") {
-            // Reserved for string formats.
+        if base.starts_with("fmt-") || base.starts_with(super::objects::OTHER_START_PREFIX) {
+            // Reserved for string formats and extra keys' first characters.
             base.insert_str(0, "p-");
         }
         base.truncate(48);
@@ -658,8 +692,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if self.inlining.contains(target) || self.inlining.len() > 32 {
             return Ok(None);
         }
-        match self.doc.get(target) {
-            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(&map, target))),
+        let source = self.doc.source(target);
+        match source.as_deref().and_then(|s| at(s, target)) {
+            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(map, target))),
             Some(Value::Bool(true)) => Ok(Some(Map::new())),
             Some(Value::Bool(false)) => {
                 let mut never = Map::new();
@@ -701,8 +736,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
         let name = self.fresh_name(&self.hint(target));
         self.ref_rules.insert(target.clone(), name.clone());
-        let schema = self.doc.get(target).unwrap_or(Value::Bool(true));
-        let body = match self.schema(&schema, target) {
+        let source = self.doc.source(target);
+        let schema = source
+            .as_deref()
+            .and_then(|s| at(s, target))
+            .unwrap_or(&TRUE);
+        let body = match self.schema(schema, target) {
             Ok(body) => body,
             Err(err) => {
                 // Forget the name: a later reference must not point at a rule never made.
@@ -966,10 +1005,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 }
 
+/// The schema `true`, for places that hold no schema.
+static TRUE: Value = Value::Bool(true);
+
 /// The shared rule names.
 const SHARED: &[&str] = &[
-    "value", "object", "array", "string", "char", "cchar", "number", "integer", "boolean", "null",
-    "ws",
+    "value", "object", "array", "string", "char", "cchar", "cesc", "number", "integer", "boolean",
+    "null", "ws",
 ];
 
 fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {

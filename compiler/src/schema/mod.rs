@@ -56,6 +56,9 @@ pub struct Options<'a> {
     pub whitespace: Whitespace,
     /// Resolves references to other documents; without it they are errors.
     pub remote: Option<RemoteResolver<'a>>,
+    /// Fill [`Compiled::explain`] with every keyword occurrence (`--explain`); without
+    /// it, only the keywords that are not simply enforced are reported.
+    pub explain: bool,
 }
 
 impl fmt::Debug for Options<'_> {
@@ -65,6 +68,7 @@ impl fmt::Debug for Options<'_> {
             .field("closed", &self.closed)
             .field("whitespace", &self.whitespace)
             .field("remote", &self.remote.is_some())
+            .field("explain", &self.explain)
             .finish()
     }
 }
@@ -151,7 +155,8 @@ pub struct Compiled {
     /// Every keyword that is not simply enforced: validation-only, unknown (and, for
     /// `--explain`, enforced and annotation ones too, see [`Compiled::explain`]).
     pub diagnostics: Vec<SchemaDiagnostic>,
-    /// Every keyword occurrence with its status, in document order.
+    /// With [`Options::explain`], every keyword occurrence with its status, in document
+    /// order; without it, the same as `diagnostics`.
     pub explain: Vec<SchemaDiagnostic>,
 }
 

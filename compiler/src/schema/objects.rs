@@ -486,9 +486,11 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
         );
         return None;
     }
-    let names: Vec<Vec<char>> = declared.iter().map(|d| d.chars().collect()).collect();
-    let escapes = e.shared_rule("cesc");
-    let body = not_in(&names, 0, &any_run, &escapes);
+    let mut names: Vec<Vec<char>> = declared.iter().map(|d| d.chars().collect()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let names: Vec<&[char]> = names.iter().map(Vec::as_slice).collect();
+    let body = not_in(e, &names, 0, &any_run);
     let hint = e.hint(at);
     let contents = e.add_rule(&format!("{hint}-key"), body);
     Some(Expr::seq([
@@ -498,23 +500,31 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
     ]))
 }
 
-/// Canonical strings that are none of `names` (all sharing the first `depth` chars).
-fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr, escapes: &Expr) -> Expr {
+/// Canonical strings that are none of `names` (sorted, without repeats, all sharing their
+/// first `depth` chars).
+fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run: &Expr) -> Expr {
     let mut arms = Vec::new();
-    if !names.iter().any(|n| n.len() == depth) {
+    // Sorted, so a name that ends here comes first and the rest group by next char.
+    let ends_here = names.first().is_some_and(|n| n.len() == depth);
+    let rest = if ends_here { &names[1..] } else { names };
+    if !ends_here {
         arms.push(Expr::empty());
     }
-    let mut next: Vec<char> = names.iter().filter_map(|n| n.get(depth).copied()).collect();
-    next.sort_unstable();
-    next.dedup();
+    let mut groups: Vec<(char, &[&[char]])> = Vec::new();
+    let mut from = 0;
+    while from < rest.len() {
+        let c = rest[from][depth];
+        let to = from + rest[from..].iter().take_while(|n| n[depth] == c).count();
+        groups.push((c, &rest[from..to]));
+        from = to;
+    }
+    let next: Vec<char> = groups.iter().map(|(c, _)| *c).collect();
     // A character no name continues with, then anything. Names made of plain characters
-    // (the usual case) leave every escape free, which keeps this small.
+    // (the usual case) leave every escape free: one rule per set of excluded characters,
+    // shared by every key in the grammar.
     let plain = |c: &char| !matches!(c, '"' | '\\' | '\u{0}'..='\u{1f}');
     if next.iter().all(plain) {
-        let mut excluded: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
-        excluded.extend(next.iter().map(|&c| (c, c)));
-        let other = Expr::alt([Expr::class(true, excluded), escapes.clone()]);
-        arms.push(Expr::seq([Expr::Group(Box::new(other)), any_run.clone()]));
+        arms.push(other_start(e, &next, any_run));
     } else {
         let mut others: Vec<(u32, u32)> = Vec::new();
         let mut from = 0u32;
@@ -530,20 +540,43 @@ fn not_in(names: &[Vec<char>], depth: usize, any_run: &Expr, escapes: &Expr) -> 
             arms.push(Expr::seq([Expr::Group(Box::new(other)), any_run.clone()]));
         }
     }
-    for c in next {
-        let group: Vec<Vec<char>> = names
-            .iter()
-            .filter(|n| n.get(depth) == Some(&c))
-            .cloned()
-            .collect();
-        let rest = not_in(&group, depth + 1, any_run, escapes);
-        arms.push(Expr::seq([
-            Expr::literal(json_text::encode_char(c)),
-            Expr::Group(Box::new(rest)),
-        ]));
+    for (c, group) in groups {
+        let rest = not_in(e, group, depth + 1, any_run);
+        arms.push(Expr::seq([Expr::literal(json_text::encode_char(c)), rest]));
     }
     Expr::alt(arms)
 }
+
+/// Key contents that start with a character other than the plain characters `excluded`
+/// (or with an escape): a rule named after the set, made once per grammar.
+fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -> Expr {
+    let body = |e: &mut Emitter<'_, '_, '_>| {
+        let mut class: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
+        class.extend(excluded.iter().map(|&c| (c, c)));
+        Expr::seq([
+            Expr::Group(Box::new(Expr::alt([
+                Expr::class(true, class),
+                e.shared_rule("cesc"),
+            ]))),
+            any_run.clone(),
+        ])
+    };
+    if excluded.len() > 16 {
+        return body(e);
+    }
+    let mut name = String::from(OTHER_START_PREFIX);
+    for c in excluded {
+        if c.is_ascii_alphanumeric() {
+            name.push(*c);
+        } else {
+            name.push_str(&format!("-{:x}-", u32::from(*c)));
+        }
+    }
+    e.named_rule(name, body)
+}
+
+/// The prefix of [`other_start`]'s rule names, which no other rule name may take.
+pub const OTHER_START_PREFIX: &str = "kx-";
 
 #[cfg(test)]
 mod tests {
@@ -556,6 +589,44 @@ mod tests {
     fn recognizer(schema: &Value) -> Recognizer {
         let compiled = compile(schema, &Options::default()).unwrap();
         Recognizer::new(&compiled.grammar).unwrap()
+    }
+
+    #[test]
+    fn property_names_never_clash_with_building_block_rules() {
+        // `cesc` is a shared rule and `kx-…` names the extra keys' first characters.
+        let r = recognizer(&json!({
+            "type": "object",
+            "properties": {
+                "cesc": {"type": "object", "properties": {"a": {"type": "integer"}}},
+                "kx-a": {"type": "object", "properties": {"b": {"type": "null"}}}
+            }
+        }));
+        assert!(
+            r.recognize(r#"{"cesc":{"a":1,"ab":2},"kx-a":{"b":null,"c":2}}"#)
+                .accepted
+        );
+        assert!(!r.recognize(r#"{"cesc":{"a":1,"a":2}}"#).accepted);
+        assert!(!r.recognize(r#"{"kx-a":{"b":null,"b":null}}"#).accepted);
+    }
+
+    #[test]
+    fn extra_keys_exclude_every_declared_name_and_nothing_else() {
+        let names = ["", "a", "ab", "abc", "b", "ba", "x\"y", "é", "a/b"];
+        let mut properties = serde_json::Map::new();
+        for name in &names[1..] {
+            properties.insert((*name).to_string(), json!({"type": "null"}));
+        }
+        let r = recognizer(&json!({"type": "object", "properties": properties}));
+        for key in [
+            "", "aa", "abcd", "ac", "bb", "c", "x", "x\"", "x\"yz", "e", "a/", "é2",
+        ] {
+            let text = format!("{{{}:1}}", serde_json::to_string(key).unwrap());
+            assert!(r.recognize(&text).accepted, "{text}");
+        }
+        for key in &names[1..] {
+            let text = format!("{{{}:1}}", serde_json::to_string(key).unwrap());
+            assert!(!r.recognize(&text).accepted, "{text}");
+        }
     }
 
     #[test]

@@ -230,6 +230,7 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
             closed: options.closed || spec.strict,
             whitespace: options.whitespace,
             remote: None,
+            explain: false,
         };
         let result = schema::compile(&spec.parameters, &schema_options).map_err(|e| {
             let (pointer, message) = locate(&e, &spec.parameters_pointer);
@@ -372,6 +373,7 @@ fn compile_answer(
         closed: options.closed || strict,
         whitespace: options.whitespace,
         remote: None,
+        explain: false,
     };
     let compiled = schema::compile(&schema, &schema_options).map_err(|e| {
         let (pointer, message) = locate(&e, &base);
