@@ -16,6 +16,10 @@ mod tools_command;
 
 use std::process::ExitCode;
 
+/// mimalloc rather than the system allocator: compiling a schema makes many small trees.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use gbnfc_compiler::schema::Whitespace;
 
