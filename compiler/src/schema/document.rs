@@ -73,14 +73,35 @@ impl Location {
     }
 }
 
-struct Loaded {
+struct Loaded<'r> {
     uri: String,
-    value: Rc<Value>,
+    value: Source<'r>,
+}
+
+/// A whole document: the caller's input, borrowed, or one made or fetched while
+/// compiling, shared.
+#[derive(Clone)]
+pub enum Source<'r> {
+    /// The schema the caller passed in (or a part of it).
+    Input(&'r Value),
+    /// A document gbnfc made (`json_object`) or the resolver returned.
+    Loaded(Rc<Value>),
+}
+
+impl std::ops::Deref for Source<'_> {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        match self {
+            Source::Input(value) => value,
+            Source::Loaded(value) => value,
+        }
+    }
 }
 
 /// All documents and the index over them.
 pub struct Document<'r> {
-    docs: RefCell<Vec<Loaded>>,
+    docs: RefCell<Vec<Loaded<'r>>>,
     /// Absolute URI (no fragment) → location of the resource.
     resources: RefCell<HashMap<String, Location>>,
     /// (resource URI, anchor name) → location.
@@ -100,7 +121,7 @@ impl<'r> Document<'r> {
     /// # Errors
     /// A `response_format` of an unknown type, or a schema nested too deeply.
     pub fn from_input(
-        input: &Value,
+        input: &'r Value,
         remote: Option<RemoteResolver<'r>>,
     ) -> Result<Self, CompileError> {
         let (schema, openai_strict) = unwrap_response_format(input)?;
@@ -137,19 +158,18 @@ impl<'r> Document<'r> {
 
     /// The whole document `location` points into (shared, not copied); [`at`] finds the
     /// schema inside it.
-    pub fn source(&self, location: &Location) -> Option<Rc<Value>> {
+    pub fn source(&self, location: &Location) -> Option<Source<'r>> {
         self.docs
             .borrow()
             .get(location.doc)
-            .map(|d| Rc::clone(&d.value))
+            .map(|d| d.value.clone())
     }
 
-    fn load(&self, uri: String, value: Value) -> Result<usize, CompileError> {
+    fn load(&self, uri: String, value: Source<'r>) -> Result<usize, CompileError> {
         let doc = self.docs.borrow().len();
-        let value = Rc::new(value);
         self.docs.borrow_mut().push(Loaded {
             uri: uri.clone(),
-            value: Rc::clone(&value),
+            value: value.clone(),
         });
         let root = Location {
             doc,
@@ -210,11 +230,12 @@ impl<'r> Document<'r> {
             }
         }
         for (key, child) in map {
-            let here = at.child(key);
+            let here = || at.child(key);
             match key.as_str() {
                 "$defs" | "definitions" | "properties" | "patternProperties"
                 | "dependentSchemas" => {
                     if let Value::Object(children) = child {
+                        let here = here();
                         for (name, sub) in children {
                             self.index(sub, &here.child(name), &base, depth + 1)?;
                         }
@@ -222,6 +243,7 @@ impl<'r> Document<'r> {
                 }
                 "dependencies" => {
                     if let Value::Object(children) = child {
+                        let here = here();
                         for (name, sub) in children.iter().filter(|(_, s)| s.is_object()) {
                             self.index(sub, &here.child(name), &base, depth + 1)?;
                         }
@@ -229,11 +251,12 @@ impl<'r> Document<'r> {
                 }
                 "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => match child {
                     Value::Array(items) => {
+                        let here = here();
                         for (i, sub) in items.iter().enumerate() {
                             self.index(sub, &here.index(i), &base, depth + 1)?;
                         }
                     }
-                    other => self.index(other, &here, &base, depth + 1)?,
+                    other => self.index(other, &here(), &base, depth + 1)?,
                 },
                 "additionalItems"
                 | "additionalProperties"
@@ -245,7 +268,7 @@ impl<'r> Document<'r> {
                 | "else"
                 | "unevaluatedItems"
                 | "unevaluatedProperties" => {
-                    self.index(child, &here, &base, depth + 1)?;
+                    self.index(child, &here(), &base, depth + 1)?;
                 }
                 _ => {}
             }
@@ -315,7 +338,7 @@ impl<'r> Document<'r> {
                         "`{resource}` was not found by the reference resolver"
                     )));
                 };
-                let doc = self.load(resource.to_string(), value)?;
+                let doc = self.load(resource.to_string(), Source::Loaded(Rc::new(value)))?;
                 Location {
                     doc,
                     pointer: String::new(),
@@ -364,7 +387,7 @@ pub fn at<'v>(source: &'v Value, location: &Location) -> Option<&'v Value> {
 }
 
 /// Unwraps an OpenAI `response_format`; returns the schema and whether `strict` was set.
-fn unwrap_response_format(input: &Value) -> Result<(Value, bool), CompileError> {
+fn unwrap_response_format(input: &Value) -> Result<(Source<'_>, bool), CompileError> {
     let invalid = |message: &str| CompileError::Invalid {
         pointer: "/type".to_string(),
         message: message.to_string(),
@@ -375,18 +398,24 @@ fn unwrap_response_format(input: &Value) -> Result<(Value, bool), CompileError> 
                 pointer: "/json_schema".to_string(),
                 message: "a response_format of type json_schema needs a `json_schema` object with a `schema`".to_string(),
             })?;
-            let schema = inner.get("schema").cloned().unwrap_or(Value::Bool(true));
+            let schema = match inner.get("schema") {
+                Some(schema) => Source::Input(schema),
+                None => Source::Loaded(Rc::new(Value::Bool(true))),
+            };
             let strict = inner
                 .get("strict")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             Ok((schema, strict))
         }
-        Some("json_object") => Ok((serde_json::json!({"type": "object"}), false)),
+        Some("json_object") => Ok((
+            Source::Loaded(Rc::new(serde_json::json!({"type": "object"}))),
+            false,
+        )),
         Some("text") => Err(invalid(
             "a response_format of type `text` constrains nothing: no grammar is needed",
         )),
-        _ => Ok((input.clone(), false)),
+        _ => Ok((Source::Input(input), false)),
     }
 }
 
@@ -567,7 +596,8 @@ mod tests {
         let doc = Document::from_input(&rf, None).unwrap();
         assert!(doc.openai_strict);
         assert_eq!(doc.get(&doc.root()).unwrap(), json!({"type": "integer"}));
-        let any = Document::from_input(&json!({"type": "json_object"}), None).unwrap();
+        let json_object = json!({"type": "json_object"});
+        let any = Document::from_input(&json_object, None).unwrap();
         assert_eq!(doc.get(&doc.root()).unwrap()["type"], "integer");
         assert_eq!(any.get(&any.root()).unwrap(), json!({"type": "object"}));
     }

@@ -8,6 +8,8 @@
 //! names. Names are derived from JSON pointers and made unique, so output is
 //! deterministic.
 
+use std::borrow::Cow;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde_json::{Map, Value};
@@ -28,6 +30,7 @@ pub struct Emitter<'d, 'r, 'o> {
     /// The compilation settings.
     pub options: &'o Options<'o>,
     rules: Vec<Rule>,
+    /// Rule names taken, besides `root` and the shared building blocks ([`SHARED`]).
     names: FxHashSet<String>,
     ref_rules: FxHashMap<Location, String>,
     shared: FxHashSet<&'static str>,
@@ -45,16 +48,11 @@ pub struct Emitter<'d, 'r, 'o> {
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An emitter for `doc`.
     pub fn new(doc: &'d Document<'r>, options: &'o Options<'o>) -> Self {
-        let mut names = FxHashSet::default();
-        names.insert("root".to_string());
-        for shared in SHARED {
-            names.insert((*shared).to_string());
-        }
         Emitter {
             doc,
             options,
             rules: Vec::new(),
-            names,
+            names: FxHashSet::default(),
             ref_rules: FxHashMap::default(),
             shared: FxHashSet::default(),
             diagnostics: Vec::new(),
@@ -384,10 +382,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         base.truncate(48);
         let mut name = base.clone();
         let mut n = 2;
-        while !self.names.insert(name.clone()) {
+        while name == "root" || SHARED.contains(&name.as_str()) || self.names.contains(&name) {
             name = format!("{base}-{n}");
             n += 1;
         }
+        self.names.insert(name.clone());
         name
     }
 
@@ -659,17 +658,17 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
     /// merged elsewhere, those must be absolute. Returns the map with its own `$ref`
     /// inlined when it is only a reference.
-    fn absolutize(
+    fn absolutize<'m>(
         &mut self,
-        map: &Map<String, Value>,
+        map: &'m Map<String, Value>,
         at: &Location,
-    ) -> Result<Map<String, Value>, CompileError> {
+    ) -> Result<Cow<'m, Map<String, Value>>, CompileError> {
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
             let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
             if only_ref {
                 let target = self.doc.resolve(at, reference)?;
                 if let Some(inlined) = self.inline(&target)? {
-                    return Ok(inlined);
+                    return Ok(Cow::Owned(inlined));
                 }
             }
         }
@@ -694,7 +693,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
         let source = self.doc.source(target);
         match source.as_deref().and_then(|s| at(s, target)) {
-            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(map, target))),
+            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(map, target).into_owned())),
             Some(Value::Bool(true)) => Ok(Some(Map::new())),
             Some(Value::Bool(false)) => {
                 let mut never = Map::new();
@@ -705,10 +704,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
     }
 
-    fn with_absolute_refs(&self, map: &Map<String, Value>, at: &Location) -> Map<String, Value> {
+    /// `map` with every nested `$ref` made absolute; `map` itself when it holds none.
+    fn with_absolute_refs<'m>(
+        &self,
+        map: &'m Map<String, Value>,
+        at: &Location,
+    ) -> Cow<'m, Map<String, Value>> {
+        if !map.iter().any(|(key, child)| holds_refs(key, child, 0)) && !map.contains_key("$ref") {
+            return Cow::Borrowed(map);
+        }
         let mut out = map.clone();
         absolutize_refs(&mut out, at, self.doc);
-        out
+        Cow::Owned(out)
     }
 
     fn merge_at(
@@ -775,24 +782,31 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         base.remove(key);
         let base_constrains = base.keys().any(|k| is_known(k) && !is_annotation(k));
         let mut arms = Vec::new();
-        let mut merged_branches = Vec::new();
+        // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
+        let one_of = key == "oneOf";
+        let mut merged_branches: Vec<Cow<'_, Map<String, Value>>> = Vec::new();
         for (i, branch) in branches.iter().enumerate() {
             let branch_at = at.child(key).index(i);
             let result = if base_constrains {
                 let branch_map = match branch {
-                    Value::Bool(true) => Map::new(),
+                    Value::Bool(true) => Cow::Owned(Map::new()),
                     Value::Bool(false) => continue,
                     Value::Object(m) => self.absolutize(m, &branch_at)?,
                     _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
                 };
                 let merged = self.merge_at(&base, &branch_map, &branch_at, key)?;
-                merged_branches.push(merged.clone());
-                self.object_schema(&merged, &branch_at)
+                let result = self.object_schema(&merged, &branch_at);
+                if one_of {
+                    merged_branches.push(Cow::Owned(merged));
+                }
+                result
             } else {
-                match branch {
-                    Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?),
-                    Value::Bool(true) => merged_branches.push(Map::new()),
-                    _ => {}
+                if one_of {
+                    match branch {
+                        Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?),
+                        Value::Bool(true) => merged_branches.push(Cow::Owned(Map::new())),
+                        _ => {}
+                    }
                 }
                 self.schema(branch, &branch_at)
             };
@@ -808,7 +822,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("no branch of `{key}` accepts any value"),
             ));
         }
-        if key == "oneOf" && !pairwise_disjoint(&merged_branches) {
+        if one_of && !pairwise_disjoint(&merged_branches) {
             self.validation_only(
                 at,
                 "oneOf",
@@ -1014,6 +1028,25 @@ const SHARED: &[&str] = &[
     "null", "ws",
 ];
 
+/// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
+fn holds_refs(key: &str, value: &Value, depth: usize) -> bool {
+    if depth > super::document::MAX_DEPTH
+        || matches!(key, "enum" | "const" | "default" | "examples")
+    {
+        return false;
+    }
+    match value {
+        Value::Object(map) => {
+            matches!(map.get("$ref"), Some(Value::String(_)))
+                || map
+                    .iter()
+                    .any(|(key, child)| holds_refs(key, child, depth + 1))
+        }
+        Value::Array(items) => items.iter().any(|item| holds_refs("", item, depth + 1)),
+        _ => false,
+    }
+}
+
 fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {
     fn walk(value: &mut Value, base_location: &Location, doc: &Document<'_>, depth: usize) {
         if depth > super::document::MAX_DEPTH {
@@ -1048,7 +1081,7 @@ fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'
 /// Are the branches provably disjoint? Different types, disjoint `const`/`enum` values,
 /// or (where one branch admits objects only) a property both require with disjoint
 /// `const`/`enum` values.
-fn pairwise_disjoint(branches: &[Map<String, Value>]) -> bool {
+fn pairwise_disjoint(branches: &[Cow<'_, Map<String, Value>>]) -> bool {
     for (i, a) in branches.iter().enumerate() {
         for b in &branches[i + 1..] {
             if !disjoint(a, b) {
