@@ -98,8 +98,11 @@ pub fn is_known(keyword: &str) -> bool {
 
 /// The known word closest to `word` (edit distance at most 2), for "did you mean".
 pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let length = word.chars().count();
     candidates
         .iter()
+        // Words whose lengths differ by more than 2 are more than 2 edits apart.
+        .filter(|c| c.chars().count().abs_diff(length) <= 2)
         .map(|c| (edit_distance(word, c), *c))
         .filter(|(d, _)| *d <= 2)
         .min()

@@ -19,7 +19,9 @@
 //! by digit).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::Number;
 
@@ -1101,7 +1103,7 @@ impl Machine {
 
     fn rules(&self, prefix: &str) -> Result<RuleSet> {
         // Explore the reachable states.
-        let mut index: HashMap<State, usize> = HashMap::new();
+        let mut index: HashMap<State, usize> = HashMap::default();
         let mut states = vec![State::Start];
         let mut trans: Vec<[Option<usize>; SYMBOLS.len()]> = Vec::new();
         index.insert(State::Start, 0);
@@ -1156,7 +1158,8 @@ impl Machine {
         let mut class: Vec<usize> = accepting.iter().map(|&a| usize::from(a)).collect();
         let mut count = 0;
         loop {
-            let mut ids: HashMap<(usize, [Option<usize>; SYMBOLS.len()]), usize> = HashMap::new();
+            let mut ids: HashMap<(usize, [Option<usize>; SYMBOLS.len()]), usize> =
+                HashMap::default();
             let mut refined = vec![usize::MAX; n];
             for s in (0..n).filter(|&s| live[s]) {
                 let mut sig = [None; SYMBOLS.len()];
@@ -1179,7 +1182,7 @@ impl Machine {
 
         // Number the classes in breadth-first order from the start.
         let mut order: Vec<usize> = Vec::new();
-        let mut number: HashMap<usize, usize> = HashMap::new();
+        let mut number: HashMap<usize, usize> = HashMap::default();
         let mut representative: Vec<usize> = Vec::new();
         let mut queue = VecDeque::from([0usize]);
         number.insert(class[0], 0);

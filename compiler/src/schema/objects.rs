@@ -15,6 +15,8 @@
 //! S(n) = (E ("," E)*)?          T(n) = ("," E)*
 //! ```
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::document::Location;
@@ -42,9 +44,10 @@ pub fn object(
     map: &Map<String, Value>,
     at: &Location,
 ) -> Result<Expr, CompileError> {
-    let properties: Map<String, Value> = match map.get("properties") {
-        None => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
+    // Copied only when `patternProperties` merges schemas into it.
+    let properties: Cow<'_, Map<String, Value>> = match map.get("properties") {
+        None => Cow::Owned(Map::new()),
+        Some(Value::Object(p)) => Cow::Borrowed(p),
         Some(_) => return Err(e.invalid(&at.child("properties"), "`properties` must be an object")),
     };
     let required: Vec<String> = match map.get("required") {
@@ -89,7 +92,7 @@ pub fn object(
                 "keys matching `patternProperties` are not checked against it",
             )?;
         }
-        match pattern_properties(patterns, &mut properties, &required, e, at)? {
+        match pattern_properties(patterns, properties.to_mut(), &required, e, at)? {
             Some(PatternMembers {
                 arms: Some(arms),
                 for_required,
@@ -196,7 +199,7 @@ pub fn object(
     let colon = e.token(":");
     let mut members: Vec<Member> = Vec::new();
     let mut declared: Vec<String> = Vec::new();
-    for (name, schema) in &properties {
+    for (name, schema) in properties.iter() {
         declared.push(name.clone());
         let is_required = required.contains(name);
         let value = match e.schema(schema, &at.child("properties").child(name)) {
