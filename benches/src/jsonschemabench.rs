@@ -179,6 +179,50 @@ pub fn self_check_work(grammar: &gbnf::Grammar) -> usize {
     gbnf::check(grammar).len()
 }
 
+/// The schema as gbnfc reads it by default, spelled out for llama.cpp: every object schema
+/// with `properties` and no `additionalProperties` gets `"additionalProperties": true`
+/// (absent means allowed, as the spec says; llama.cpp's converter reads absent as `false`).
+/// Given this text, llama.cpp's converter builds its own extra-key exclusion, so both
+/// converters describe the same objects. Returns the input when it is not JSON.
+pub fn open_reading(schema_json: &str) -> String {
+    fn walk(schema: &mut Value, depth: usize) {
+        let Value::Object(map) = schema else {
+            return;
+        };
+        if depth > 200 {
+            return;
+        }
+        if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+            map.insert("additionalProperties".to_owned(), Value::Bool(true));
+        }
+        for (key, child) in map.iter_mut() {
+            match key.as_str() {
+                "properties" | "patternProperties" | "$defs" | "definitions"
+                | "dependentSchemas" => {
+                    if let Value::Object(children) = child {
+                        children.values_mut().for_each(|c| walk(c, depth + 1));
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => match child {
+                    Value::Array(items) => items.iter_mut().for_each(|c| walk(c, depth + 1)),
+                    other => walk(other, depth + 1),
+                },
+                "additionalProperties" | "additionalItems" | "contains" | "not" | "if"
+                | "then" | "else" | "propertyNames" | "unevaluatedProperties"
+                | "unevaluatedItems" => walk(child, depth + 1),
+                _ => {}
+            }
+        }
+    }
+    match serde_json::from_str::<Value>(schema_json) {
+        Ok(mut schema) => {
+            walk(&mut schema, 0);
+            schema.to_string()
+        }
+        Err(_) => schema_json.to_owned(),
+    }
+}
+
 /// llama.cpp's `json_schema_to_grammar` (it parses the JSON text itself). C++ exceptions
 /// become errors; an abort inside llama.cpp still ends the process (see
 /// [`LLAMA_CPP_CRASHES`]).
