@@ -150,7 +150,8 @@ impl Expr {
     /// A sequence in normal form: nested sequences are flattened, alternations grouped,
     /// and a one-item sequence is that item.
     pub fn seq(items: impl IntoIterator<Item = Expr>) -> Expr {
-        let mut flat = Vec::new();
+        let items = items.into_iter();
+        let mut flat = Vec::with_capacity(items.size_hint().0);
         for item in items {
             match item {
                 Expr::Seq(inner) => flat.extend(inner),
@@ -168,7 +169,8 @@ impl Expr {
     /// An alternation in normal form: nested alternations are flattened and a one-arm
     /// alternation is that arm.
     pub fn alt(arms: impl IntoIterator<Item = Expr>) -> Expr {
-        let mut flat = Vec::new();
+        let arms = arms.into_iter();
+        let mut flat = Vec::with_capacity(arms.size_hint().0);
         for arm in arms {
             match arm {
                 Expr::Alt(inner) => flat.extend(inner),

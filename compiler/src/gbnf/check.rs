@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ast::{ClassRange, Expr, Grammar, Pos};
 use super::derives::{self, Definitions, Derives};
-use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_REPEAT};
+use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
 use crate::diagnostic::Diagnostic;
 
 /// Checks a grammar; returns every finding, errors and warnings, in source order.
@@ -50,7 +50,7 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
     repetitions(grammar, &scan, &mut out);
     classes(grammar, &scan, &mut out);
     let bounds_ok = !out.iter().any(|d| d.code == "repeat-bound");
-    if bounds_ok && derives::too_large(grammar) {
+    if bounds_ok && scan.size_bound > MAX_SYMBOLS as u64 && derives::too_large(grammar) {
         out.push(Diagnostic::error(
             "too-large",
             None,
@@ -85,6 +85,9 @@ struct Scan<'g> {
     repeats: Vec<&'g Expr>,
     /// Character-class ranges whose start is after their end, with their rule.
     empty_ranges: Vec<(usize, ClassRange)>,
+    /// An upper bound of [`derives::expanded_size`]: when it is within the limit, the
+    /// exact size need not be computed.
+    size_bound: u64,
 }
 
 /// One rule's part of a [`Scan`].
@@ -104,19 +107,43 @@ impl<'g> Scan<'g> {
         for (index, rule) in grammar.rules.iter().enumerate() {
             let mut deepest = 0;
             let refs_from = scan.refs.len();
-            stack.push((&rule.body, 1usize));
-            while let Some((expr, depth)) = stack.pop() {
+            let mut size = 1u64;
+            // (expression, depth, copies llama.cpp makes of it through enclosing repetitions)
+            stack.push((&rule.body, 1usize, 1u64));
+            while let Some((expr, depth, copies)) = stack.pop() {
                 deepest = deepest.max(depth);
-                match expr {
-                    Expr::Ref { name, pos } => scan.refs.push((name, *pos)),
-                    Expr::Repeat { .. } => scan.repeats.push(expr),
-                    Expr::Class { ranges, .. } => scan
-                        .empty_ranges
-                        .extend(ranges.iter().filter(|r| r.lo > r.hi).map(|r| (index, *r))),
-                    _ => {}
-                }
-                stack.extend(expr.children().iter().rev().map(|c| (c, depth + 1)));
+                let mut inner_copies = copies;
+                let own = match expr {
+                    Expr::Ref { name, pos } => {
+                        scan.refs.push((name, *pos));
+                        1
+                    }
+                    Expr::Repeat { min, max, .. } => {
+                        scan.repeats.push(expr);
+                        let count = u64::from(max.unwrap_or(*min).max(*min)).saturating_add(1);
+                        inner_copies = copies.saturating_mul(count);
+                        // Two symbols, and the body counts at least one per copy.
+                        count.saturating_add(2)
+                    }
+                    Expr::Class { ranges, .. } => {
+                        scan.empty_ranges
+                            .extend(ranges.iter().filter(|r| r.lo > r.hi).map(|r| (index, *r)));
+                        1
+                    }
+                    Expr::Alt(arms) => arms.len() as u64 + 1,
+                    Expr::Literal(text) => text.len() as u64,
+                    Expr::Any | Expr::Token { .. } => 1,
+                    Expr::Seq(_) | Expr::Group(_) => 0,
+                };
+                size = size.saturating_add(own.saturating_mul(copies));
+                stack.extend(
+                    expr.children()
+                        .iter()
+                        .rev()
+                        .map(|c| (c, depth + 1, inner_copies)),
+                );
             }
+            scan.size_bound = scan.size_bound.saturating_add(size);
             scan.rules.push(RuleScan {
                 depth: deepest,
                 refs_from,
@@ -610,5 +637,38 @@ fn empty_languages(
             )
             .with_help("give it an alternative that ends, e.g. `list ::= item (\",\" item)*` instead of `list ::= item \",\" list`"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::gbnf::parse;
+
+    #[test]
+    fn the_size_bound_is_never_below_the_expanded_size() {
+        let mut texts: Vec<String> = [
+            "root ::= (\"\"){3} x? | \"abc\"+\nx ::= [a-z]{2,5} (\"é\" | y){0,4}\ny ::= ()* \"q\"\n",
+            "root ::= ((\"a\"{2}){3}){4} \"\" | . <[12]>\n",
+            "root ::= \"\"\n",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            texts.push(std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        }
+        for text in texts {
+            let grammar = parse(&text).unwrap();
+            let scan = Scan::of(&grammar);
+            assert!(
+                scan.size_bound >= derives::expanded_size(&grammar),
+                "{text}: bound {} below size {}",
+                scan.size_bound,
+                derives::expanded_size(&grammar)
+            );
+        }
     }
 }
