@@ -45,9 +45,14 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
     }
     let defined = definitions(grammar, &mut out);
     names(grammar, &mut out);
-    let edges = reference_edges(grammar, &defined, &scan);
-    references(grammar, &defined, &scan, &edges, &mut out);
-    repetitions(grammar, &scan, &mut out);
+    let targets: Vec<Option<usize>> = scan
+        .refs
+        .iter()
+        .map(|(name, _)| defined.get(name).copied())
+        .collect();
+    let edges = reference_edges(grammar, &defined, &scan, &targets);
+    references(grammar, &defined, &scan, &targets, &edges, &mut out);
+    repetitions(grammar, &defined, &scan, &targets, &mut out);
     classes(grammar, &scan, &mut out);
     let bounds_ok = !out.iter().any(|d| d.code == "repeat-bound");
     if bounds_ok && scan.size_bound > MAX_SYMBOLS as u64 && derives::too_large(grammar) {
@@ -152,14 +157,14 @@ impl<'g> Scan<'g> {
         scan
     }
 
-    /// The references in rule `index`.
-    fn refs_of(&self, index: usize) -> &[(&'g str, Pos)] {
+    /// Where rule `index`'s references lie in [`Scan::refs`].
+    fn refs_range(&self, index: usize) -> std::ops::Range<usize> {
         let from = self.rules[index].refs_from;
         let to = self
             .rules
             .get(index + 1)
             .map_or(self.refs.len(), |r| r.refs_from);
-        &self.refs[from..to]
+        from..to
     }
 }
 
@@ -169,6 +174,7 @@ fn reference_edges(
     grammar: &Grammar,
     defined: &Definitions<'_>,
     scan: &Scan<'_>,
+    targets: &[Option<usize>],
 ) -> Vec<Vec<usize>> {
     grammar
         .rules
@@ -178,10 +184,10 @@ fn reference_edges(
             if defined.get(rule.name.as_str()) != Some(&index) {
                 return Vec::new();
             }
-            let mut targets: Vec<usize> = scan
-                .refs_of(index)
+            let mut targets: Vec<usize> = targets[scan.refs_range(index)]
                 .iter()
-                .filter_map(|(name, _)| defined.get(name).copied())
+                .flatten()
+                .copied()
                 .collect();
             targets.sort_unstable();
             targets.dedup();
@@ -198,7 +204,8 @@ pub fn is_clean(diagnostics: &[Diagnostic]) -> bool {
 /// Maps each rule name to the index of its first definition; reports duplicates and a
 /// missing `root`.
 fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> Definitions<'g> {
-    let mut defined = Definitions::default();
+    let mut defined =
+        Definitions::with_capacity_and_hasher(grammar.rules.len(), Default::default());
     for (index, rule) in grammar.rules.iter().enumerate() {
         if let Some(&first) = defined.get(rule.name.as_str()) {
             let first_pos = grammar.rules[first].pos;
@@ -262,11 +269,12 @@ fn references(
     grammar: &Grammar,
     defined: &Definitions<'_>,
     scan: &Scan<'_>,
+    targets: &[Option<usize>],
     edges: &[Vec<usize>],
     out: &mut Vec<Diagnostic>,
 ) {
-    for &(name, pos) in &scan.refs {
-        if !defined.contains_key(name) {
+    for (&(name, pos), target) in scan.refs.iter().zip(targets) {
+        if target.is_none() {
             out.push(
                 Diagnostic::error(
                     "undefined-rule",
@@ -308,7 +316,13 @@ fn references(
 /// Repetition bounds, as llama.cpp's parser limits them: each bound at most 2000, the
 /// minimum not above the maximum, and the number of rules a repetition makes llama.cpp
 /// generate (rules inside a repeated group, times the count) at most 2000.
-fn repetitions(grammar: &Grammar, scan: &Scan<'_>, out: &mut Vec<Diagnostic>) {
+fn repetitions(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    scan: &Scan<'_>,
+    targets: &[Option<usize>],
+    out: &mut Vec<Diagnostic>,
+) {
     for e in &scan.repeats {
         if let Expr::Repeat {
             expr,
@@ -357,24 +371,44 @@ fn repetitions(grammar: &Grammar, scan: &Scan<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    let mut sim = SymbolSimulation::default();
+    let mut sim = SymbolSimulation {
+        seen: vec![false; grammar.rules.len()],
+        undefined_seen: FxHashSet::default(),
+        refs: scan
+            .refs
+            .iter()
+            .map(|(name, _)| *name)
+            .zip(targets.iter().copied()),
+        symbols: 0,
+    };
     for rule in &grammar.rules {
-        sim.see(&rule.name);
+        sim.see(&rule.name, defined.get(rule.name.as_str()).copied());
         sim.alternates(&rule.body, out);
     }
 }
 
 /// Replays llama.cpp's symbol-table growth while it parses, to find repetitions whose
 /// generated-rule product exceeds its limit (`llama-grammar.cpp`, `handle_repetitions`).
-#[derive(Default)]
-struct SymbolSimulation<'g> {
-    seen: FxHashSet<&'g str>,
+///
+/// It walks the rules in the order [`Scan`] did, so the `n`-th reference it meets is
+/// `refs`' `n`-th, already resolved to its rule.
+struct SymbolSimulation<'g, R> {
+    /// Per rule (first definitions): its name has been met.
+    seen: Vec<bool>,
+    /// Undefined names met.
+    undefined_seen: FxHashSet<&'g str>,
+    /// The references, in walking order, with the rule each names.
+    refs: R,
     symbols: u64,
 }
 
-impl<'g> SymbolSimulation<'g> {
-    fn see(&mut self, name: &'g str) {
-        if self.seen.insert(name) {
+impl<'g, R: Iterator<Item = (&'g str, Option<usize>)>> SymbolSimulation<'g, R> {
+    fn see(&mut self, name: &'g str, rule: Option<usize>) {
+        let new = match rule {
+            Some(index) => !std::mem::replace(&mut self.seen[index], true),
+            None => self.undefined_seen.insert(name),
+        };
+        if new {
             self.symbols += 1;
         }
     }
@@ -439,7 +473,9 @@ impl<'g> SymbolSimulation<'g> {
                 (self.symbols - before).max(1)
             }
             Expr::Ref { name, .. } => {
-                self.see(name);
+                let (scanned, rule) = self.refs.next().unwrap_or((name, None));
+                debug_assert_eq!(scanned, name.as_str(), "the walk left the scan's order");
+                self.see(name, rule);
                 1
             }
             Expr::Seq(_) | Expr::Alt(_) => {

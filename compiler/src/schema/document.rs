@@ -3,11 +3,12 @@
 //! resolves `$ref` — `$id` base URIs, `$anchor`s and JSON pointers (with `~0`, `~1` and
 //! percent-escapes).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
 use super::{CompileError, RemoteResolver};
@@ -132,9 +133,9 @@ impl<'r> Document<'r> {
         let document = Document {
             integers_exclude_floats,
             docs: RefCell::new(Vec::new()),
-            resources: RefCell::new(HashMap::new()),
-            anchors: RefCell::new(HashMap::new()),
-            bases: RefCell::new(HashMap::new()),
+            resources: RefCell::new(HashMap::default()),
+            anchors: RefCell::new(HashMap::default()),
+            bases: RefCell::new(HashMap::default()),
             remote,
             openai_strict,
         };
@@ -199,7 +200,7 @@ impl<'r> Document<'r> {
         let Value::Object(map) = value else {
             return Ok(());
         };
-        let mut base = base.to_string();
+        let mut base = Cow::Borrowed(base);
         let id = map
             .get("$id")
             .or_else(|| map.get("id").filter(|_| !map.contains_key("$ref")))
@@ -218,8 +219,8 @@ impl<'r> Document<'r> {
                     .borrow_mut()
                     .insert((resource.to_string(), fragment.to_string()), at.clone());
             }
-            base = resource.to_string();
-            self.bases.borrow_mut().insert(at.clone(), base.clone());
+            base = Cow::Owned(resource.to_string());
+            self.bases.borrow_mut().insert(at.clone(), base.to_string());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(anchor) = map.get(key).and_then(Value::as_str) {

@@ -579,8 +579,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
             if let Some(reference) = map.get(dynamic).and_then(Value::as_str) {
                 self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
-                let mut rest = map.clone();
-                rest.remove(dynamic);
+                let mut rest = without(map, dynamic);
                 rest.insert("$ref".to_string(), Value::String(reference.to_string()));
                 return self.object_schema(&rest, at);
             }
@@ -596,8 +595,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             if !constraining {
                 return self.ref_rule(&target);
             }
-            let mut rest = map.clone();
-            rest.remove("$ref");
+            let rest = without(map, "$ref");
             return match self.inline(&target)? {
                 Some(target_map) => {
                     let merged = self.merge_at(&rest, &target_map, at, "$ref")?;
@@ -619,8 +617,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let Some(items) = all_of.as_array() else {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
-            let mut merged = map.clone();
-            merged.remove("allOf");
+            let mut merged = without(map, "allOf");
             let mut inlined = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let item_at = at.child("allOf").index(i);
@@ -778,8 +775,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("`{key}` must be an array of schemas"),
             ));
         };
-        let mut base = map.clone();
-        base.remove(key);
+        let base = without(map, key);
         let base_constrains = base.keys().any(|k| is_known(k) && !is_annotation(k));
         let mut arms = Vec::new();
         // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
@@ -1027,6 +1023,14 @@ const SHARED: &[&str] = &[
     "value", "object", "array", "string", "char", "cchar", "cesc", "number", "integer", "boolean",
     "null", "ws",
 ];
+
+/// A copy of `map` without `key` (and without copying what `key` holds).
+fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
+    map.iter()
+        .filter(|(k, _)| *k != key)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
 
 /// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
 fn holds_refs(key: &str, value: &Value, depth: usize) -> bool {
