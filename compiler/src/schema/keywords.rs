@@ -98,33 +98,48 @@ pub fn is_known(keyword: &str) -> bool {
 
 /// The known word closest to `word` (edit distance at most 2), for "did you mean".
 pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let length = word.chars().count();
+    const MOST: usize = 2;
+    let word: Vec<char> = word.chars().collect();
+    let mut rows = (Vec::new(), Vec::new());
     candidates
         .iter()
         // Words whose lengths differ by more than 2 are more than 2 edits apart.
-        .filter(|c| c.chars().count().abs_diff(length) <= 2)
-        .map(|c| (edit_distance(word, c), *c))
-        .filter(|(d, _)| *d <= 2)
+        .filter(|c| c.chars().count().abs_diff(word.len()) <= MOST)
+        .filter_map(|c| {
+            let distance = edit_distance_within(&word, c, MOST, &mut rows)?;
+            Some((distance, *c))
+        })
         .min()
         .map(|(_, c)| c)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            current.push(
-                (previous[j] + cost)
-                    .min(previous[j + 1] + 1)
-                    .min(current[j] + 1),
-            );
+/// The Levenshtein distance from `a` to `b` when it is at most `most`; `None` when it is
+/// more (the rows are scratch space, reused between calls).
+fn edit_distance_within(
+    a: &[char],
+    b: &str,
+    most: usize,
+    rows: &mut (Vec<usize>, Vec<usize>),
+) -> Option<usize> {
+    let (previous, current) = rows;
+    previous.clear();
+    previous.extend(0..=b.chars().count());
+    current.clear();
+    current.resize(previous.len(), 0);
+    for (i, ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.chars().enumerate() {
+            let cost = usize::from(*ca != cb);
+            current[j + 1] = (previous[j] + cost)
+                .min(previous[j + 1] + 1)
+                .min(current[j] + 1);
         }
-        previous = current;
+        std::mem::swap(previous, current);
+        if previous.iter().min().is_some_and(|&m| m > most) {
+            return None;
+        }
     }
-    previous[b.len()]
+    previous.last().copied().filter(|&d| d <= most)
 }
 
 #[cfg(test)]
@@ -137,5 +152,11 @@ mod tests {
         assert_eq!(suggest("integr", TYPES), Some("integer"));
         assert_eq!(suggest("zzzzzz", TYPES), None);
         assert_eq!(suggest("maxLenght", ASSERTIONS), Some("maxLength"));
+        assert_eq!(suggest("requird", ASSERTIONS), Some("required"));
+        assert_eq!(suggest("itemz", ASSERTIONS), Some("items"));
+        assert_eq!(suggest("esriDocumentation", ASSERTIONS), None);
+        assert_eq!(suggest("typ", ASSERTIONS), Some("type"));
+        // Three edits away: no suggestion.
+        assert_eq!(suggest("tpyx", TYPES), None);
     }
 }
