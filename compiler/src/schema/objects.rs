@@ -356,14 +356,18 @@ fn pattern_properties(
     e: &mut Emitter<'_, '_, '_>,
     at: &Location,
 ) -> Result<Option<PatternMembers>, CompileError> {
-    let mut compiled: Vec<(Expr, Value, Recognizer)> = Vec::new();
+    // Declared names are matched against the patterns; without any, no recognizer is
+    // needed (the patterns' grammars are checked with the whole grammar).
+    let names_to_match = !properties.is_empty() || !required.is_empty();
+    let mut compiled: Vec<(Expr, Value, Option<Recognizer>)> = Vec::new();
     for (pattern, schema) in patterns {
         match crate::pattern::pattern_expr(pattern) {
+            Ok(expr) if !names_to_match => compiled.push((expr, schema.clone(), None)),
             Ok(expr) => {
                 let mut grammar = Grammar::default();
                 grammar.push("root", expr.clone());
                 match Recognizer::new(&grammar) {
-                    Ok(recognizer) => compiled.push((expr, schema.clone(), recognizer)),
+                    Ok(recognizer) => compiled.push((expr, schema.clone(), Some(recognizer))),
                     Err(_) => return Ok(None),
                 }
             }
@@ -371,7 +375,10 @@ fn pattern_properties(
             Err(_) => return Ok(None),
         }
     }
-    let matches = |name: &str, r: &Recognizer| r.recognize(&encode_str(name)).accepted;
+    let matches = |name: &str, r: &Option<Recognizer>| {
+        r.as_ref()
+            .is_some_and(|r| r.recognize(&encode_str(name)).accepted)
+    };
     // Declared properties must satisfy every pattern their name matches.
     for (name, schema) in properties.iter_mut() {
         for (_, pattern_schema, recognizer) in &compiled {
