@@ -9,6 +9,7 @@
 //! deterministic.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -502,10 +503,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     Expr::literal("\""),
                 ])
             }
-            "char" => json_text::any_string_char(),
-            "cchar" => json_text::any_canonical_char(),
-            "cesc" => json_text::chars_expr(&[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
-                .unwrap_or_else(Expr::empty),
+            "char" => STRING_CHAR.clone(),
+            "cchar" => CANONICAL_CHAR.clone(),
+            "cesc" => CANONICAL_ESCAPE.clone(),
             "integer" => Expr::seq([
                 Expr::repeat(Expr::literal("-"), 0, Some(1)),
                 Expr::Group(Box::new(Expr::alt([
@@ -1014,6 +1014,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Ok(Expr::alt(texts.into_iter().map(Expr::literal)))
     }
 }
+
+/// The bodies of `char`, `cchar` and `cesc`: the same in every grammar, so worked out
+/// once per process.
+static STRING_CHAR: LazyLock<Expr> = LazyLock::new(json_text::any_string_char);
+static CANONICAL_CHAR: LazyLock<Expr> = LazyLock::new(json_text::any_canonical_char);
+static CANONICAL_ESCAPE: LazyLock<Expr> = LazyLock::new(|| {
+    json_text::chars_expr(&[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]).unwrap_or_else(Expr::empty)
+});
 
 /// The schema `true`, for places that hold no schema.
 static TRUE: Value = Value::Bool(true);
