@@ -207,8 +207,15 @@ pub fn open_reading(schema_json: &str) -> String {
                     Value::Array(items) => items.iter_mut().for_each(|c| walk(c, depth + 1)),
                     other => walk(other, depth + 1),
                 },
-                "additionalProperties" | "additionalItems" | "contains" | "not" | "if"
-                | "then" | "else" | "propertyNames" | "unevaluatedProperties"
+                "additionalProperties"
+                | "additionalItems"
+                | "contains"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "propertyNames"
+                | "unevaluatedProperties"
                 | "unevaluatedItems" => walk(child, depth + 1),
                 _ => {}
             }

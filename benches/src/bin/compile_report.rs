@@ -6,8 +6,11 @@
 //! Prints Markdown tables, a row per split: schemas compiled and failed by each, and the
 //! median over schemas of (gbnfc time / llama.cpp time) and (gbnfc bytes / llama.cpp
 //! bytes); the same for gbnfc with `closed` (absent `additionalProperties` = false, as
-//! llama.cpp reads it); and an estimate of gbnfc's time without its self-check (`compile`
-//! runs `check` on every grammar it makes; `self_check_work` replays that).
+//! llama.cpp reads it); an estimate of gbnfc's time without its self-check (`compile`
+//! runs `check` on every grammar it makes; `self_check_work` replays that); and gbnfc's
+//! default against llama.cpp given the same objects ([`open_reading`]: absent
+//! `additionalProperties` written out as `true`, so both exclude declared names from
+//! extra keys).
 //!
 //! Run: `cargo run --release -p gbnfc-benches --bin compile_report [-- --trace] [SPLIT…]`.
 //! `--trace` names each schema on stderr before llama.cpp sees it, to find one that
@@ -22,8 +25,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use gbnfc_benches::jsonschemabench::{
-    gbnfc, gbnfc_closed, llama_cpp, llama_cpp_crashes, load_split, open_reading,
-    self_check_work, split_names,
+    gbnfc, gbnfc_closed, llama_cpp, llama_cpp_crashes, load_split, open_reading, self_check_work,
+    split_names,
 };
 
 /// Timed runs per schema and converter; the minimum counts.
