@@ -50,7 +50,7 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
         .iter()
         .map(|(name, _)| defined.get(name).copied())
         .collect();
-    let edges = reference_edges(grammar, &defined, &scan, &targets);
+    let edges = reference_edges(&defined, &scan, &targets);
     references(grammar, &defined, &scan, &targets, &edges, &mut out);
     repetitions(grammar, &defined, &scan, &targets, &mut out);
     classes(grammar, &scan, &mut out);
@@ -171,17 +171,13 @@ impl<'g> Scan<'g> {
 /// For each rule (its first definition), the rules it references, sorted, without
 /// repeats; empty for later duplicate definitions.
 fn reference_edges(
-    grammar: &Grammar,
     defined: &Definitions<'_>,
     scan: &Scan<'_>,
     targets: &[Option<usize>],
 ) -> Vec<Vec<usize>> {
-    grammar
-        .rules
-        .iter()
-        .enumerate()
-        .map(|(index, rule)| {
-            if defined.get(rule.name.as_str()) != Some(&index) {
+    (0..scan.rules.len())
+        .map(|index| {
+            if !defined.is_first(index) {
                 return Vec::new();
             }
             let mut targets: Vec<usize> = targets[scan.refs_range(index)]
@@ -204,9 +200,11 @@ pub fn is_clean(diagnostics: &[Diagnostic]) -> bool {
 /// Maps each rule name to the index of its first definition; reports duplicates and a
 /// missing `root`.
 fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> Definitions<'g> {
-    let mut defined =
-        Definitions::with_capacity_and_hasher(grammar.rules.len(), Default::default());
+    let defined = derives::definitions(grammar);
     for (index, rule) in grammar.rules.iter().enumerate() {
+        if defined.is_first(index) {
+            continue;
+        }
         if let Some(&first) = defined.get(rule.name.as_str()) {
             let first_pos = grammar.rules[first].pos;
             out.push(
@@ -220,8 +218,6 @@ fn definitions<'g>(grammar: &'g Grammar, out: &mut Vec<Diagnostic>) -> Definitio
                 )
                 .with_help("llama.cpp keeps only the last definition; merge them with `|`"),
             );
-        } else {
-            defined.insert(&rule.name, index);
         }
     }
     if !defined.contains_key("root") {
@@ -300,7 +296,7 @@ fn references(
         }
     }
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if !reached[index] && defined.get(rule.name.as_str()) == Some(&index) {
+        if !reached[index] && defined.is_first(index) {
             out.push(
                 Diagnostic::warning(
                     "unused-rule",
@@ -381,8 +377,13 @@ fn repetitions(
             .zip(targets.iter().copied()),
         symbols: 0,
     };
-    for rule in &grammar.rules {
-        sim.see(&rule.name, defined.get(rule.name.as_str()).copied());
+    for (index, rule) in grammar.rules.iter().enumerate() {
+        let first = if defined.is_first(index) {
+            Some(index)
+        } else {
+            defined.get(rule.name.as_str()).copied()
+        };
+        sim.see(&rule.name, first);
         sim.alternates(&rule.body, out);
     }
 }
@@ -553,7 +554,7 @@ fn left_recursion(
     let n = grammar.rules.len();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if defined.get(rule.name.as_str()) != Some(&index) {
+        if !defined.is_first(index) {
             continue;
         }
         let mut refs = Vec::new();
@@ -662,7 +663,7 @@ fn empty_languages(
     out: &mut Vec<Diagnostic>,
 ) {
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if derived.productive[index] || defined.get(rule.name.as_str()) != Some(&index) {
+        if derived.productive[index] || !defined.is_first(index) {
             continue;
         }
         out.push(

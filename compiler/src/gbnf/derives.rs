@@ -28,14 +28,41 @@ pub struct Derives {
     pub nullable: Vec<bool>,
 }
 
-/// Maps each rule name to the index of its first definition.
-pub type Definitions<'g> = FxHashMap<&'g str, usize>;
+/// Each rule name's first definition, and for each rule whether it is one.
+#[derive(Debug, Clone, Default)]
+pub struct Definitions<'g> {
+    by_name: FxHashMap<&'g str, usize>,
+    first: Vec<bool>,
+}
+
+impl Definitions<'_> {
+    /// The index of the first rule called `name`.
+    pub fn get(&self, name: &str) -> Option<&usize> {
+        self.by_name.get(name)
+    }
+
+    /// Is some rule called `name`?
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// Is rule `index` the first definition of its name (not a later duplicate)?
+    pub fn is_first(&self, index: usize) -> bool {
+        self.first.get(index).copied().unwrap_or(false)
+    }
+}
 
 /// The first definition of each rule name in `grammar`.
 pub fn definitions(grammar: &Grammar) -> Definitions<'_> {
-    let mut defined = Definitions::default();
+    let mut defined = Definitions {
+        by_name: FxHashMap::with_capacity_and_hasher(grammar.rules.len(), Default::default()),
+        first: Vec::with_capacity(grammar.rules.len()),
+    };
     for (index, rule) in grammar.rules.iter().enumerate() {
-        defined.entry(rule.name.as_str()).or_insert(index);
+        let entry = defined.by_name.entry(rule.name.as_str());
+        let first = matches!(entry, std::collections::hash_map::Entry::Vacant(_));
+        entry.or_insert(index);
+        defined.first.push(first);
     }
     defined
 }
@@ -48,7 +75,7 @@ pub fn derives(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, 
     let n = grammar.rules.len();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if defined.get(rule.name.as_str()) != Some(&index) {
+        if !defined.is_first(index) {
             continue;
         }
         let targets = &mut edges[index];
@@ -88,7 +115,7 @@ pub fn derives_over(
         loop {
             let mut changed = false;
             for &index in &component {
-                if defined.get(grammar.rules[index].name.as_str()) != Some(&index) {
+                if !defined.is_first(index) {
                     continue;
                 }
                 let body = &grammar.rules[index].body;
@@ -123,7 +150,7 @@ fn from_flat(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, Lo
         nullable: vec![false; grammar.rules.len()],
     };
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if defined.get(rule.name.as_str()) != Some(&index) {
+        if !defined.is_first(index) {
             continue;
         }
         if let Some(&nt) = flat.rule_nt.get(&rule.name) {

@@ -41,7 +41,7 @@ pub fn prune(grammar: &mut Grammar) -> Result<Pruned, LowerError> {
     let before = grammar.rules.len();
     let mut kept: Vec<Rule> = Vec::with_capacity(before);
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if !productive[index] || defined.get(rule.name.as_str()) != Some(&index) {
+        if !productive[index] || !defined.is_first(index) {
             continue;
         }
         if let Some(body) = live(&rule.body, &defined, &productive) {
