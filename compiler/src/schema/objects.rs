@@ -29,6 +29,9 @@ use crate::recognize::Recognizer;
 /// The longest declared property name the extra-key exclusion handles.
 const MAX_EXCLUDED_NAME: usize = 256;
 
+/// The longest remaining name [`not_suffix`] writes flat.
+const MAX_FLAT_SUFFIX: usize = 32;
+
 struct Member {
     /// The member's text: `"name":value`.
     expr: Expr,
@@ -513,6 +516,14 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
 /// Canonical strings that are none of `names` (sorted, without repeats, all sharing their
 /// first `depth` chars).
 fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run: &Expr) -> Expr {
+    let plain = |c: &char| !matches!(c, '"' | '\\' | '\u{0}'..='\u{1f}');
+    if let [name] = names {
+        let suffix = &name[depth..];
+        // The flat form repeats each prefix: for long names the nested one is smaller.
+        if (1..=MAX_FLAT_SUFFIX).contains(&suffix.len()) && suffix.iter().all(plain) {
+            return not_suffix(e, suffix, any_run);
+        }
+    }
     let mut arms = Vec::new();
     // Sorted, so a name that ends here comes first and the rest group by next char.
     let ends_here = names.first().is_some_and(|n| n.len() == depth);
@@ -532,7 +543,6 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
     // A character no name continues with, then anything. Names made of plain characters
     // (the usual case) leave every escape free: one rule per set of excluded characters,
     // shared by every key in the grammar.
-    let plain = |c: &char| !matches!(c, '"' | '\\' | '\u{0}'..='\u{1f}');
     if next.iter().all(plain) {
         arms.push(other_start(e, &next, any_run));
     } else {
@@ -554,6 +564,24 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
         let rest = not_in(e, group, depth + 1, any_run);
         arms.push(Expr::seq([Expr::literal(json_text::encode_char(c)), rest]));
     }
+    Expr::alt(arms)
+}
+
+/// Key contents other than `suffix` (one name's remaining plain characters), flat rather
+/// than one nested level per character: a proper prefix of it, or such a prefix then
+/// another character and anything, or all of it and more.
+fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char], any_run: &Expr) -> Expr {
+    let mut arms = Vec::with_capacity(suffix.len() + 1);
+    let mut prefix = String::new();
+    for &c in suffix {
+        let stop_or_turn = Expr::repeat(other_start(e, &[c], any_run), 0, Some(1));
+        arms.push(Expr::seq([Expr::literal(prefix.clone()), stop_or_turn]));
+        prefix.push(c);
+    }
+    arms.push(Expr::seq([
+        Expr::literal(prefix),
+        other_start(e, &[], any_run),
+    ]));
     Expr::alt(arms)
 }
 
@@ -621,14 +649,41 @@ mod tests {
 
     #[test]
     fn extra_keys_exclude_every_declared_name_and_nothing_else() {
-        let names = ["", "a", "ab", "abc", "b", "ba", "x\"y", "é", "a/b"];
+        let long = "n".repeat(40) + "x";
+        let names = [
+            "", "a", "ab", "abc", "b", "ba", "x\"y", "é", "a/b", "solo", &long,
+        ];
         let mut properties = serde_json::Map::new();
         for name in &names[1..] {
             properties.insert((*name).to_string(), json!({"type": "null"}));
         }
         let r = recognizer(&json!({"type": "object", "properties": properties}));
+        let long_prefix = "n".repeat(40);
+        let long_longer = "n".repeat(40) + "xy";
+        let long_other = "n".repeat(40) + "y";
         for key in [
-            "", "aa", "abcd", "ac", "bb", "c", "x", "x\"", "x\"yz", "e", "a/", "é2",
+            "",
+            "aa",
+            "abcd",
+            "ac",
+            "bb",
+            "c",
+            "x",
+            "x\"",
+            "x\"yz",
+            "e",
+            "a/",
+            "é2",
+            "s",
+            "so",
+            "sol",
+            "solx",
+            "solos",
+            "sold",
+            "t",
+            &long_prefix,
+            &long_longer,
+            &long_other,
         ] {
             let text = format!("{{{}:1}}", serde_json::to_string(key).unwrap());
             assert!(r.recognize(&text).accepted, "{text}");
