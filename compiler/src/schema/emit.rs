@@ -133,10 +133,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 ),
             });
         }
+        let explain = if self.options.explain {
+            self.explain
+        } else {
+            self.diagnostics.clone()
+        };
         Ok(Compiled {
             grammar,
             diagnostics: self.diagnostics,
-            explain: self.explain,
+            explain,
         })
     }
 
@@ -182,6 +187,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             keyword.to_string(),
             diagnostic.message.clone(),
         );
+        if !self.options.explain {
+            if self.noted.insert(key) {
+                self.diagnostics.push(diagnostic);
+            }
+            return;
+        }
         if self.noted.insert(key) {
             self.diagnostics.push(diagnostic.clone());
         }
