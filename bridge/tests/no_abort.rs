@@ -78,30 +78,29 @@ fn expect_runs(grammar: &Grammar, what: &str) {
     }
 }
 
-/// A literal with U+0000 in it, or a class of that character alone. llama.cpp reads a token's text as a C string,
-/// so no token ever yields that character: where a grammar needs it to finish, close-out
-/// cannot finish either, and the run ends truncated.
+/// A literal with U+0000 in it, or a class of that character alone. llama.cpp reads a
+/// token's text as a C string, so no token ever yields that character: where a grammar
+/// needs it to finish, close-out cannot finish either, and the run ends truncated.
 fn mentions_nul(grammar: &Grammar) -> bool {
-    let mut found = false;
-    for rule in &grammar.rules {
-        rule.body.walk(|e| {
-            found |= match e {
-                Expr::Literal(text) => text.contains('\0'),
-                Expr::Class {
-                    negated: false,
-                    ranges,
-                } => ranges.iter().all(|r| r.lo == '\0' && r.hi == '\0'),
-                _ => false,
-            }
-        });
-    }
-    found
+    grammar_has(grammar, |e| match e {
+        Expr::Literal(text) => text.contains('\0'),
+        Expr::Class {
+            negated: false,
+            ranges,
+        } => ranges.iter().all(|r| r.lo == '\0' && r.hi == '\0'),
+        _ => false,
+    })
 }
 
 fn grammar_has_tokens(grammar: &Grammar) -> bool {
+    grammar_has(grammar, |e| matches!(e, Expr::Token { .. }))
+}
+
+/// Does some expression of some rule satisfy `test`?
+fn grammar_has(grammar: &Grammar, test: impl Fn(&Expr) -> bool) -> bool {
     let mut found = false;
     for rule in &grammar.rules {
-        rule.body.walk(|e| found |= matches!(e, Expr::Token { .. }));
+        rule.body.walk(|e| found |= test(e));
     }
     found
 }

@@ -187,13 +187,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             keyword.to_string(),
             diagnostic.message.clone(),
         );
+        let new = self.noted.insert(key);
         if !self.options.explain {
-            if self.noted.insert(key) {
+            // The explanation is the diagnostics themselves (see `compile`).
+            if new {
                 self.diagnostics.push(diagnostic);
             }
             return;
         }
-        if self.noted.insert(key) {
+        if new {
             self.diagnostics.push(diagnostic.clone());
         }
         match self.explain_index.get(pointer) {
@@ -207,38 +209,28 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 
     fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
-        if !self.options.explain {
-            // Only unknown keywords are reported; the pointer is made for those alone.
-            for key in map.keys() {
-                if !is_annotation(key) && !is_known(key) {
-                    let pointer = at.child(key).describe(self.doc);
-                    if self.explained.insert((pointer.clone(), key.clone())) {
-                        let hint = keywords::suggest(key, keywords::ASSERTIONS)
-                            .map(|s| format!("did you mean `{s}`?"))
-                            .unwrap_or_default();
-                        self.note(&pointer, key, KeywordStatus::Unknown, hint);
-                    }
-                }
-            }
-            return;
-        }
         for key in map.keys() {
-            let pointer = at.child(key).describe(self.doc);
-            if !self.explained.insert((pointer.clone(), key.clone())) {
-                continue;
-            }
             let status = if is_annotation(key) {
                 KeywordStatus::Annotation
             } else if is_known(key) {
                 KeywordStatus::Enforced
             } else {
+                KeywordStatus::Unknown
+            };
+            // Without --explain only unknown keywords are recorded: no pointer for the rest.
+            if status != KeywordStatus::Unknown && !self.options.explain {
+                continue;
+            }
+            let pointer = at.child(key).describe(self.doc);
+            if !self.explained.insert((pointer.clone(), key.clone())) {
+                continue;
+            }
+            if status == KeywordStatus::Unknown {
                 let hint = keywords::suggest(key, keywords::ASSERTIONS)
                     .map(|s| format!("did you mean `{s}`?"))
                     .unwrap_or_default();
-                self.note(&pointer, key, KeywordStatus::Unknown, hint);
-                continue;
-            };
-            if !self.explain_index.contains_key(&pointer) {
+                self.note(&pointer, key, status, hint);
+            } else if !self.explain_index.contains_key(&pointer) {
                 self.explain_index
                     .insert(pointer.clone(), self.explain.len());
                 self.explain.push(SchemaDiagnostic {
@@ -320,13 +312,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .map(|(name, _)| name.clone())
             .unwrap_or_default();
         for (name, body) in rules {
-            if self.names.insert(name.clone()) {
-                self.rules.push(Rule {
-                    name,
-                    body,
-                    pos: gbnf::Pos::default(),
-                });
-            }
+            self.named_rule(name, |_| body);
         }
         Expr::rule(entry)
     }
@@ -1051,11 +1037,12 @@ fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
         .collect()
 }
 
+/// Keywords whose values are instances, not schemas: a `$ref` inside is data.
+const INSTANCE_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
+
 /// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
 fn holds_refs(key: &str, value: &Value, depth: usize) -> bool {
-    if depth > super::document::MAX_DEPTH
-        || matches!(key, "enum" | "const" | "default" | "examples")
-    {
+    if depth > super::document::MAX_DEPTH || INSTANCE_KEYWORDS.contains(&key) {
         return false;
     }
     match value {
@@ -1083,7 +1070,7 @@ fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'
                     }
                 }
                 for (key, child) in map.iter_mut() {
-                    if key != "enum" && key != "const" && key != "default" && key != "examples" {
+                    if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
                         walk(child, base_location, doc, depth + 1);
                     }
                 }
