@@ -232,6 +232,12 @@ impl Engine {
         self.model.vocab().tokenize(text.as_bytes(), false, false)
     }
 
+    /// The id of the token a grammar's `<text>` reference names (`text` is what stands
+    /// between the angle brackets), when that text is one token, as llama.cpp requires.
+    pub fn token_id(&self, text: &str) -> Option<u32> {
+        crate::vocab::token_id(&self.model, text)
+    }
+
     /// The bytes a token stands for, as the grammar sampler sees them.
     pub fn piece(&self, token: LlamaToken) -> Vec<u8> {
         self.model.vocab().token_to_piece(token, true, None)

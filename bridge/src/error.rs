@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use gbnfc_compiler::gbnf::llama_stacks::TooAmbiguous;
 use thiserror::Error;
 
 /// What went wrong talking to llama.cpp, or with what it produced.
@@ -74,6 +75,17 @@ pub enum BridgeError {
     /// The grammar sampler reached a state from which no token can continue.
     #[error("the grammar allows no token after {generated} generated tokens: {text:?}")]
     DeadEnd {
+        /// Tokens generated so far.
+        generated: usize,
+        /// The text generated so far.
+        text: String,
+    },
+    /// llama.cpp's grammar sampler would follow too many parse stacks (an ambiguous or
+    /// deeply non-deterministic grammar): stopped before llama.cpp does that work.
+    #[error("{reason} (after {generated} generated tokens: {text:?})")]
+    GrammarTooAmbiguous {
+        /// Which limit the next step would pass.
+        reason: TooAmbiguous,
         /// Tokens generated so far.
         generated: usize,
         /// The text generated so far.

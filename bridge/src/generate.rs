@@ -8,8 +8,10 @@
 //! is cheap; masking the vocabulary is not, and most tokens a model picks inside a good
 //! grammar pass. The grammar sampler accepts each token exactly once.
 //!
-//! Nothing here can abort the process: a grammar must pass [`gbnf::check`] before
-//! llama.cpp sees it; end-of-generation is only picked when the grammar sampler allows
+//! Nothing here can abort or hang the process: a grammar must pass [`gbnf::check`] before
+//! llama.cpp sees it; llama.cpp's parse stacks are followed here first
+//! ([`gbnf::llama_stacks`]), and a token that would make them explode ends the run with
+//! [`BridgeError::GrammarTooAmbiguous`] before llama.cpp does that work; end-of-generation is only picked when the grammar sampler allows
 //! it (llama.cpp allows it only when the grammar is complete); every llama.cpp failure
 //! is a [`BridgeError`]. A run that hits the token budget before the grammar is complete
 //! ends [`Finish::Truncated`] — never a valid result.
@@ -22,6 +24,7 @@
 
 use std::time::Instant;
 
+use gbnfc_compiler::gbnf::llama_stacks::{Limits, LlamaStacks};
 use gbnfc_compiler::gbnf::{self, Grammar};
 use llama_cpp_2::context::session::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
@@ -215,14 +218,28 @@ pub fn checked_gbnf(grammar: &Grammar) -> Result<String, BridgeError> {
     Ok(grammar.to_string())
 }
 
-/// llama.cpp's grammar sampler for `grammar`, which must pass `check` first.
+/// llama.cpp's grammar sampler for `grammar`, which must pass `check` first, and its
+/// initial parse stacks, followed in Rust from here on to keep llama.cpp's work bounded.
 ///
 /// # Errors
-/// [`BridgeError::GrammarCheck`] or [`BridgeError::GrammarRefused`].
-pub fn grammar_sampler(engine: &Engine, grammar: &Grammar) -> Result<LlamaSampler, BridgeError> {
+/// [`BridgeError::GrammarCheck`], [`BridgeError::GrammarTooAmbiguous`] (before llama.cpp
+/// sees the grammar) or [`BridgeError::GrammarRefused`].
+pub fn grammar_sampler(
+    engine: &Engine,
+    grammar: &Grammar,
+) -> Result<(LlamaSampler, LlamaStacks), BridgeError> {
     let text = checked_gbnf(grammar)?;
-    LlamaSampler::grammar(engine.model(), &text, "root")
-        .map_err(|e| BridgeError::GrammarRefused(e.to_string()))
+    let stacks =
+        LlamaStacks::new(grammar, |t| engine.token_id(t), Limits::default()).map_err(|reason| {
+            BridgeError::GrammarTooAmbiguous {
+                reason,
+                generated: 0,
+                text: String::new(),
+            }
+        })?;
+    let sampler = LlamaSampler::grammar(engine.model(), &text, "root")
+        .map_err(|e| BridgeError::GrammarRefused(e.to_string()))?;
+    Ok((sampler, stacks))
 }
 
 /// Generates from `prompt` (already templated: see [`crate::chat::render_prompt`]),
@@ -241,15 +258,19 @@ pub fn generate(
     options: &GenerateOptions,
 ) -> Result<Generation, BridgeError> {
     let grammar_state = match grammar {
-        Some(g) => Some(GrammarState {
-            sampler: grammar_sampler(engine, g)?,
-            tokens: has_token_refs(g),
-            closer: if options.close_out {
-                Closer::new(g)
-            } else {
-                None
-            },
-        }),
+        Some(g) => {
+            let (sampler, stacks) = grammar_sampler(engine, g)?;
+            Some(GrammarState {
+                sampler,
+                stacks: Some(stacks),
+                tokens: has_token_refs(g),
+                closer: if options.close_out {
+                    Closer::new(g)
+                } else {
+                    None
+                },
+            })
+        }
         None => None,
     };
     let mut cache = engine.lock();
@@ -409,9 +430,13 @@ fn evaluate_prompt(
     Ok((logits, false))
 }
 
-/// The grammar sampler and, when available, the close-out parser following it.
+/// The grammar sampler, its parse stacks, and (when available) the close-out parser
+/// following it.
 struct GrammarState {
     sampler: LlamaSampler,
+    /// llama.cpp's stacks, moved over each token before llama.cpp moves them (`None` once
+    /// the two disagree, which only invalid UTF-8 can cause).
+    stacks: Option<LlamaStacks>,
     /// The grammar names tokens itself, control tokens included: they are not masked.
     tokens: bool,
     closer: Option<Closer>,
@@ -572,14 +597,29 @@ impl Run<'_> {
         let started = Instant::now();
         let piece = self.engine.piece(token);
         if let Some(state) = self.grammar.as_mut() {
+            self.pending.extend_from_slice(&piece);
+            let (chars, rest) = split_utf8(&self.pending);
+            let followed = match state.stacks.as_mut() {
+                Some(stacks) => stacks.accept(token.0 as u32, &chars),
+                None => Ok(true),
+            };
+            match followed {
+                Ok(true) => {}
+                Ok(false) => state.stacks = None,
+                Err(reason) => {
+                    return Err(BridgeError::GrammarTooAmbiguous {
+                        reason,
+                        generated: self.generated,
+                        text: String::from_utf8_lossy(&self.bytes).into_owned(),
+                    })
+                }
+            }
             state.sampler.try_accept(token).map_err(|e| {
                 BridgeError::GrammarRefused(format!(
                     "llama.cpp's grammar sampler failed on token {}: {e}",
                     token.0
                 ))
             })?;
-            self.pending.extend_from_slice(&piece);
-            let (chars, rest) = split_utf8(&self.pending);
             if let Some(closer) = state.closer.as_mut() {
                 if !closer.push_str(&chars) {
                     state.closer = None;

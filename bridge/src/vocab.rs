@@ -3,6 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use gbnfc_compiler::gbnf::{
+    self,
+    llama_stacks::{Limits, LlamaStacks},
+};
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
@@ -44,10 +48,34 @@ impl Vocab {
     ///
     /// # Errors
     /// [`BridgeError::GrammarRefused`] when llama.cpp's parser or its left-recursion check
-    /// refuses the grammar (llama.cpp prints its own reason on standard error).
+    /// refuses the grammar (llama.cpp prints its own reason on standard error);
+    /// [`BridgeError::GrammarTooAmbiguous`], before llama.cpp is asked, for a grammar that
+    /// passes `check` but would start llama.cpp with more parse stacks than it can handle.
     pub fn llama_accepts(&self, gbnf: &str) -> Result<(), BridgeError> {
+        if let Ok(grammar) = gbnf::parse(gbnf) {
+            if gbnf::is_clean(&gbnf::check(&grammar)) {
+                LlamaStacks::new(&grammar, |t| token_id(&self.model, t), Limits::default())
+                    .map_err(|reason| BridgeError::GrammarTooAmbiguous {
+                        reason,
+                        generated: 0,
+                        text: String::new(),
+                    })?;
+            }
+        }
         LlamaSampler::grammar(&self.model, gbnf, "root")
             .map(drop)
             .map_err(|e| BridgeError::GrammarRefused(e.to_string()))
+    }
+}
+
+/// The id of the token a grammar's `<text>` reference names (`text` is what stands between
+/// the angle brackets), when that text is one token, as llama.cpp requires.
+pub(crate) fn token_id(model: &LlamaModel, text: &str) -> Option<u32> {
+    let tokens = model
+        .vocab()
+        .tokenize(format!("<{text}>").as_bytes(), false, true);
+    match tokens.as_slice() {
+        [one] => u32::try_from(one.0).ok(),
+        _ => None,
     }
 }

@@ -73,7 +73,11 @@ fn expect_runs(grammar: &Grammar, what: &str) {
             !g.stats.close_out || mentions_nul(grammar),
             "{what}: truncated despite close-out: {g:?}"
         ),
-        Err(BridgeError::BudgetTooSmall { .. } | BridgeError::DeadEnd { .. }) => {}
+        Err(
+            BridgeError::BudgetTooSmall { .. }
+            | BridgeError::DeadEnd { .. }
+            | BridgeError::GrammarTooAmbiguous { .. },
+        ) => {}
         Err(e) => panic!("{what}: {e}"),
     }
 }
@@ -236,6 +240,35 @@ fn adversarial_grammars_are_errors_not_aborts() {
     // run ends truncated, with no abort.
     let nul = parse("root ::= (\"aqu\\\\\" \"by\\x00\")*\n").unwrap();
     expect_runs(&nul, "a NUL the model cannot write");
+    // Stacks that multiply (found by the generated grammars below: llama.cpp spent hours
+    // on one token): refused mid-run, before llama.cpp does the work.
+    let exploding = parse(
+        "root ::= Alpha Alpha list-of-things | \"y\" ([e-x] | \"r2f\" | \"p\"){2} | [\\n- ] ([^b-nx-\\x92]){0,2}\n\
+         item-2 ::= Alpha | [r-\\x91x-\\x83] | ([a-uq-\\x8D])\n\
+         Alpha ::= (\"$\" list-of-things r5)* | [^l-n] root{1}{1,2}\n\
+         r5 ::= list-of-things | \"qt\\x1F\" | \"m\" | [^x-\\x9B] [^c-}i-\\x86] item-2 (root)\n\
+         list-of-things ::= [p-ta-|m-q] | . | [^b-~\\]-\\x83] r5{2} | [^p] item-2\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(
+            run(&exploding, 1),
+            Err(BridgeError::GrammarTooAmbiguous { generated, .. }) if generated > 0
+        ),
+        "{:?}",
+        run(&exploding, 1)
+    );
+    // Stacks that multiply before the first token (2^13 ways to start) are refused
+    // before llama.cpp parses the grammar.
+    let mut doubling = String::from("root ::= r0\n");
+    for i in 0..13 {
+        doubling.push_str(&format!("r{i} ::= r{} | r{} \"y\"\n", i + 1, i + 1));
+    }
+    doubling.push_str("r13 ::= \"x\"\n");
+    assert!(matches!(
+        run(&parse(&doubling).unwrap(), 0),
+        Err(BridgeError::GrammarTooAmbiguous { generated: 0, .. })
+    ));
     // Tokens the model does not have: llama.cpp refuses the text form; an id beyond the
     // vocabulary is a grammar nothing can satisfy — a dead end, reported.
     let unknown_text = parse("root ::= <|no-such-token|> \"x\"\n").unwrap();

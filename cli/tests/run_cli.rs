@@ -295,6 +295,19 @@ fn invalid_schemas_are_errors() {
 }
 
 #[test]
+fn a_grammar_too_ambiguous_for_llama_cpp_is_an_error() {
+    // 2^13 ways to start: llama.cpp would keep a parse stack for each.
+    let mut text = String::from("root ::= r0\n");
+    for i in 0..13 {
+        text.push_str(&format!("r{i} ::= r{} | r{} \"y\"\n", i + 1, i + 1));
+    }
+    text.push_str("r13 ::= \"x\"\n");
+    let grammar = Scratch::new("doubling.gbnf", text.as_bytes());
+    let out = gbnfc(&["run", "--grammar", grammar.path(), "--prompt", "x"]);
+    fails_with(&out, &["too ambiguous", "4096 parse stacks", "rewrite"]);
+}
+
+#[test]
 fn max_tokens_1_is_a_truncation_error() {
     let out = gbnfc(&[
         "run",

@@ -9,6 +9,7 @@ pub mod charset;
 pub mod check;
 pub mod derives;
 pub mod flat;
+pub mod llama_stacks;
 pub mod parse;
 mod print;
 pub mod prune;
