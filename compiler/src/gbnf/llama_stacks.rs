@@ -77,8 +77,9 @@ impl Default for Limits {
     /// Above what compiled schemas need: over 27,000 outputs sampled from the grammars of
     /// the JSONSchemaBench splits, the most stacks at once was 1,554 (most outputs stay
     /// under 16) and no token passed these limits. At 4,096 stacks llama.cpp spends about
-    /// 0.05 s per character dropping duplicates, so a token at the limits costs it well
-    /// under a second, where an exploding grammar would cost it hours.
+    /// 0.05 s per character dropping duplicates and a few tenths of a second masking the
+    /// vocabulary, so a token near the limits costs it about a second at most, where an
+    /// exploding grammar would cost it hours.
     fn default() -> Self {
         Limits {
             stacks: 4_096,
