@@ -2,6 +2,8 @@
 
 use std::io::Read;
 
+use gbnfc_compiler::diagnostic::Diagnostic;
+use gbnfc_compiler::gbnf::llama_stacks::{Limits, LlamaStacks, ADVICE};
 use gbnfc_compiler::gbnf::{self, Grammar};
 
 use crate::Failure;
@@ -54,7 +56,21 @@ pub struct Checked {
 pub fn parse_and_check(path: &str) -> Result<Checked, Failure> {
     let source = read(path)?;
     let grammar = parse(&source)?;
-    let diagnostics = gbnf::check(&grammar);
+    let mut diagnostics = gbnf::check(&grammar);
+    if gbnf::is_clean(&diagnostics) {
+        // Token texts resolve to nothing here: no model is loaded.
+        if let Err(e) = LlamaStacks::new(&grammar, |_| None, Limits::default()) {
+            let root = grammar.rules.iter().find(|r| r.name == "root");
+            diagnostics.push(
+                Diagnostic::error(
+                    "too-ambiguous",
+                    root.map(|r| r.pos),
+                    format!("before the first character, {}", e.what),
+                )
+                .with_help(ADVICE),
+            );
+        }
+    }
     for d in &diagnostics {
         eprint!("{}", d.render(&source.text, &source.origin));
     }

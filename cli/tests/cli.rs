@@ -218,6 +218,33 @@ fn grammar_commands_refuse_grammars_that_fail_check() {
 }
 
 #[test]
+fn check_refuses_a_grammar_that_starts_llama_cpp_with_too_many_stacks() {
+    // 2^13 ways to start: llama.cpp would keep a parse stack for each.
+    let mut grammar = String::from("root ::= r0\n");
+    for i in 0..13 {
+        grammar.push_str(&format!("r{i} ::= r{} | r{} \"y\"\n", i + 1, i + 1));
+    }
+    grammar.push_str("r13 ::= \"x\"\n");
+    let out = gbnfc(&["check", "-"], Some(&grammar));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for words in [
+        "error[too-ambiguous]",
+        "<stdin>:1:1",
+        "4096 parse stacks",
+        "help: rewrite",
+    ] {
+        assert!(stderr.contains(words), "want {words:?} in:\n{stderr}");
+    }
+    // Twelve levels (4,096 stacks) are within the limits.
+    let twelve = grammar
+        .replace("r12 ::= r13 | r13 \"y\"\n", "")
+        .replace("r13 ::=", "r12 ::=");
+    let out = gbnfc(&["check", "-"], Some(&twelve));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
 fn fmt_prints_canonical_text() {
     let out = gbnfc(
         &["fmt", "-"],

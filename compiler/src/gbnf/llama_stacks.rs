@@ -88,13 +88,14 @@ impl Default for Limits {
     }
 }
 
+/// What to do about a grammar that is [`TooAmbiguous`].
+pub const ADVICE: &str = "rewrite the ambiguous part (alternatives or nested repetitions \
+     that can match the same text, or recursions that can end in more than one way) so the \
+     text so far has one reading";
+
 /// llama.cpp's work would pass the [`Limits`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error(
-    "the grammar is too ambiguous for llama.cpp's sampler: {what}; rewrite the ambiguous \
-     part (alternatives or nested repetitions that can match the same text) so that text \
-     has one reading"
-)]
+#[error("the grammar is too ambiguous for llama.cpp's sampler: {what}; {ADVICE}")]
 pub struct TooAmbiguous {
     /// What passed which limit, in words.
     pub what: String,
