@@ -122,6 +122,9 @@ pub struct Stats {
     pub closed_out_tokens: usize,
     /// Whether close-out was available for this grammar.
     pub close_out: bool,
+    /// The most parse stacks llama.cpp's grammar sampler held at once (see
+    /// [`gbnf::llama_stacks`]; a grammar is stopped past 4,096).
+    pub peak_stacks: usize,
     /// The token budget in force (the requested one, or what the context left).
     pub budget: usize,
     /// The repetition penalty in force (1: off).
@@ -151,6 +154,7 @@ impl Stats {
         self.resampled += other.resampled;
         self.closed_out_tokens += other.closed_out_tokens;
         self.close_out |= other.close_out;
+        self.peak_stacks = self.peak_stacks.max(other.peak_stacks);
         self.budget = self.budget.max(other.budget);
         self.repeat_penalty = other.repeat_penalty;
     }
@@ -171,6 +175,7 @@ impl Stats {
             "resampled": self.resampled,
             "close_out": self.close_out,
             "closed_out_tokens": self.closed_out_tokens,
+            "peak_stacks": self.peak_stacks,
             "budget": self.budget,
             "repeat_penalty": (f64::from(self.repeat_penalty) * 1000.0).round() / 1000.0,
         })
@@ -321,6 +326,11 @@ pub fn generate(
         }
     }
     run.stats.close_out = run.grammar.as_ref().is_some_and(|s| s.closer.is_some());
+    run.stats.peak_stacks = run
+        .grammar
+        .as_ref()
+        .and_then(|s| s.stacks.as_ref())
+        .map_or(0, LlamaStacks::len);
 
     let started = Instant::now();
     let mut batch = LlamaBatch::new(prompt_tokens.len().max(1), 1);
@@ -604,7 +614,10 @@ impl Run<'_> {
                 None => Ok(true),
             };
             match followed {
-                Ok(true) => {}
+                Ok(true) => {
+                    let held = state.stacks.as_ref().map_or(0, LlamaStacks::len);
+                    self.stats.peak_stacks = self.stats.peak_stacks.max(held);
+                }
                 Ok(false) => state.stacks = None,
                 Err(reason) => {
                     return Err(BridgeError::GrammarTooAmbiguous {

@@ -153,6 +153,7 @@ fn openai_prints_a_chat_completion_and_stats_go_to_stderr() {
         "sampling_ms",
         "grammar_ms",
         "tokens_per_second",
+        "peak_stacks",
     ] {
         assert!(stats[key].as_f64().unwrap() > 0.0, "{key}: {stats}");
     }
@@ -304,7 +305,17 @@ fn a_grammar_too_ambiguous_for_llama_cpp_is_an_error() {
     text.push_str("r13 ::= \"x\"\n");
     let grammar = Scratch::new("doubling.gbnf", text.as_bytes());
     let out = gbnfc(&["run", "--grammar", grammar.path(), "--prompt", "x"]);
-    fails_with(&out, &["too ambiguous", "4096 parse stacks", "rewrite"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for words in [
+        "error[too-ambiguous]",
+        "doubling.gbnf:1:1",
+        "4096 parse stacks",
+        "help: rewrite",
+    ] {
+        assert!(err.contains(words), "missing {words:?} in: {err}");
+    }
+    assert!(stdout(&out).is_empty());
 }
 
 #[test]
