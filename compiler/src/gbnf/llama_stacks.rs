@@ -60,6 +60,18 @@ impl Layout {
             Some(Element::Alt | Element::End) | None
         )
     }
+
+    /// Where each alternative of `rule` starts (an empty one starts at its own end).
+    fn alternatives(&self, rule: u32) -> impl Iterator<Item = Position> + '_ {
+        let first = self.starts.get(rule as usize).copied();
+        std::iter::successors(first, move |&start| {
+            let mut end = start;
+            while !self.is_end(end) {
+                end += 1;
+            }
+            (self.elements.get(end as usize) == Some(&Element::Alt)).then_some(end + 1)
+        })
+    }
 }
 
 /// How much work llama.cpp may be asked to do.
@@ -141,25 +153,14 @@ impl LlamaStacks {
         };
         let mut work = Work::new(limits);
         let mut initial = StackSet::default();
-        if let Some(&root) = stacks.layout.starts.first() {
-            // Rule 0 is `root`; each of its alternatives starts a stack.
-            let mut start = root;
-            loop {
-                let stack = if stacks.layout.is_end(start) {
-                    Vec::new()
-                } else {
-                    vec![start]
-                };
-                stacks.advance(stack, &mut initial, &mut work)?;
-                while !stacks.layout.is_end(start) {
-                    start += 1;
-                }
-                if stacks.layout.elements.get(start as usize) == Some(&Element::Alt) {
-                    start += 1;
-                } else {
-                    break;
-                }
-            }
+        // Rule 0 is `root`; each of its alternatives starts a stack.
+        for start in stacks.layout.alternatives(0) {
+            let stack = if stacks.layout.is_end(start) {
+                Vec::new()
+            } else {
+                vec![start]
+            };
+            stacks.advance(stack, &mut initial, &mut work)?;
         }
         stacks.stacks = initial.stacks;
         Ok(stacks)
@@ -272,21 +273,12 @@ impl LlamaStacks {
             };
             match self.layout.elements[top as usize] {
                 Element::Ref(rule) => {
-                    let mut alternative = self.layout.starts[rule as usize];
-                    loop {
+                    for alternative in self.layout.alternatives(rule) {
                         let mut next = self.pop_and_follow(&stack, top);
                         if !self.layout.is_end(alternative) {
                             next.push(alternative);
                         }
                         todo.push(next);
-                        while !self.layout.is_end(alternative) {
-                            alternative += 1;
-                        }
-                        if self.layout.elements.get(alternative as usize) == Some(&Element::Alt) {
-                            alternative += 1;
-                        } else {
-                            break;
-                        }
                     }
                 }
                 Element::Chars(_) | Element::Token { .. } => into.insert(stack, work)?,
