@@ -176,6 +176,12 @@ impl LlamaStacks {
         self.stacks.is_empty()
     }
 
+    /// Is the text so far a whole output (an empty stack: `root` is done), so that
+    /// llama.cpp would allow end-of-generation here?
+    pub fn is_complete(&self) -> bool {
+        self.stacks.iter().any(Vec::is_empty)
+    }
+
     /// Moves the stacks over one token: `token` is its id (matched by token elements),
     /// `text` the characters it completes. Returns whether some stack survives.
     ///
