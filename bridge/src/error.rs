@@ -131,3 +131,14 @@ pub enum BridgeError {
         errors: Vec<String>,
     },
 }
+
+impl From<TooAmbiguous> for BridgeError {
+    /// A grammar refused before any token: its initial stacks pass the limits.
+    fn from(reason: TooAmbiguous) -> Self {
+        BridgeError::GrammarTooAmbiguous {
+            reason,
+            generated: 0,
+            text: String::new(),
+        }
+    }
+}

@@ -11,10 +11,11 @@
 //! Nothing here can abort or hang the process: a grammar must pass [`gbnf::check`] before
 //! llama.cpp sees it; llama.cpp's parse stacks are followed here first
 //! ([`gbnf::llama_stacks`]), and a token that would make them explode ends the run with
-//! [`BridgeError::GrammarTooAmbiguous`] before llama.cpp does that work; end-of-generation is only picked when the grammar sampler allows
-//! it (llama.cpp allows it only when the grammar is complete); every llama.cpp failure
-//! is a [`BridgeError`]. A run that hits the token budget before the grammar is complete
-//! ends [`Finish::Truncated`] — never a valid result.
+//! [`BridgeError::GrammarTooAmbiguous`] before llama.cpp does that work;
+//! end-of-generation is only picked when the grammar sampler allows it (llama.cpp allows
+//! it only when the grammar is complete); every llama.cpp failure is a [`BridgeError`]. A
+//! run that hits the token budget before the grammar is complete ends
+//! [`Finish::Truncated`] — never a valid result.
 //!
 //! Small models loop (a 135M model can write one string for a thousand tokens). The
 //! defence is [`crate::closeout`]: while the budget allows, the model writes; when its
@@ -234,14 +235,7 @@ pub fn grammar_sampler(
     grammar: &Grammar,
 ) -> Result<(LlamaSampler, LlamaStacks), BridgeError> {
     let text = checked_gbnf(grammar)?;
-    let stacks =
-        LlamaStacks::new(grammar, |t| engine.token_id(t), Limits::default()).map_err(|reason| {
-            BridgeError::GrammarTooAmbiguous {
-                reason,
-                generated: 0,
-                text: String::new(),
-            }
-        })?;
+    let stacks = LlamaStacks::new(grammar, |t| engine.token_id(t), Limits::default())?;
     let sampler = LlamaSampler::grammar(engine.model(), &text, "root")
         .map_err(|e| BridgeError::GrammarRefused(e.to_string()))?;
     Ok((sampler, stacks))
@@ -445,7 +439,7 @@ fn evaluate_prompt(
 struct GrammarState {
     sampler: LlamaSampler,
     /// llama.cpp's stacks, moved over each token before llama.cpp moves them (`None` once
-    /// the two disagree, which only invalid UTF-8 can cause).
+    /// the two disagree: invalid UTF-8, or a token text resolved otherwise).
     stacks: Option<LlamaStacks>,
     /// The grammar names tokens itself, control tokens included: they are not masked.
     tokens: bool,

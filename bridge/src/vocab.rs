@@ -54,12 +54,7 @@ impl Vocab {
     pub fn llama_accepts(&self, gbnf: &str) -> Result<(), BridgeError> {
         if let Ok(grammar) = gbnf::parse(gbnf) {
             if gbnf::is_clean(&gbnf::check(&grammar)) {
-                LlamaStacks::new(&grammar, |t| token_id(&self.model, t), Limits::default())
-                    .map_err(|reason| BridgeError::GrammarTooAmbiguous {
-                        reason,
-                        generated: 0,
-                        text: String::new(),
-                    })?;
+                LlamaStacks::new(&grammar, |t| token_id(&self.model, t), Limits::default())?;
             }
         }
         LlamaSampler::grammar(&self.model, gbnf, "root")
