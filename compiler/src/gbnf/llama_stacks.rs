@@ -582,8 +582,14 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert!(s.accept(5, "<|x|>").unwrap());
         assert_eq!(s.len(), 2); // `a` after <|x|>; `b` after any token but 7
+        assert!(s.accept(9, "a").unwrap());
+        assert!(s.is_complete());
+        // Token 7 is neither `<|x|>` (unknown here: it matches nothing) nor "not 7".
         let mut s = LlamaStacks::new(&grammar, |_| None, Limits::default()).unwrap();
-        assert!(s.accept(7, "?").unwrap() || s.is_empty());
+        assert!(!s.accept(7, "?").unwrap());
+        let mut s = LlamaStacks::new(&grammar, |_| None, Limits::default()).unwrap();
+        assert!(s.accept(8, "?").unwrap());
+        assert_eq!(s.len(), 1);
     }
 
     #[test]
