@@ -183,6 +183,30 @@ impl<'r> Document<'r> {
         Ok(doc)
     }
 
+    /// Records that `anchor` names `at` in `resource`. A name is unique within a resource
+    /// (one schema may carry it as both `$anchor` and `$dynamicAnchor`): validators differ
+    /// on which of two places a repeated one means, so no grammar can follow them all.
+    fn add_anchor(&self, resource: &str, anchor: &str, at: &Location) -> Result<(), CompileError> {
+        let mut anchors = self.anchors.borrow_mut();
+        let key = (resource.to_string(), anchor.to_string());
+        match anchors.get(&key) {
+            Some(first) if first != at => Err(CompileError::Invalid {
+                pointer: at.pointer.clone(),
+                message: format!(
+                    "the anchor `{anchor}` is already defined at `#{}` in the same resource \
+                     (`{resource}`); anchors must be unique within a resource: rename one, or \
+                     give one of the subschemas its own `$id`",
+                    first.pointer
+                ),
+            }),
+            Some(_) => Ok(()),
+            None => {
+                anchors.insert(key, at.clone());
+                Ok(())
+            }
+        }
+    }
+
     /// Records `$id`s and anchors below `value`, iteratively per level.
     fn index(
         &self,
@@ -215,19 +239,14 @@ impl<'r> Document<'r> {
                     .or_insert_with(|| at.clone());
             }
             if let Some(fragment) = fragment.filter(|f| !f.is_empty() && !f.starts_with('/')) {
-                self.anchors
-                    .borrow_mut()
-                    .insert((resource.to_string(), fragment.to_string()), at.clone());
+                self.add_anchor(resource, fragment, at)?;
             }
             base = Cow::Owned(resource.to_string());
             self.bases.borrow_mut().insert(at.clone(), base.to_string());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(anchor) = map.get(key).and_then(Value::as_str) {
-                self.anchors
-                    .borrow_mut()
-                    .entry((strip_fragment(&base), anchor.to_string()))
-                    .or_insert_with(|| at.clone());
+                self.add_anchor(&strip_fragment(&base), anchor, at)?;
             }
         }
         for (key, child) in map {
@@ -534,7 +553,7 @@ fn normalize_path(uri: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
 
@@ -589,6 +608,34 @@ mod tests {
             doc.resolve(&root, "http://elsewhere/x.json"),
             Err(CompileError::Unresolved { .. })
         ));
+    }
+
+    #[test]
+    fn an_anchor_names_one_place_per_resource() {
+        // Found by the `canon` fuzz target: with the anchor twice in one resource, gbnfc
+        // took the first place and the `jsonschema` crate the last.
+        let twice = json!({
+            "$ref": "#n",
+            "$defs": {"big": {"$anchor": "n", "maximum": 10}, "small": {"$anchor": "n", "maximum": 2}}
+        });
+        let Err(CompileError::Invalid { pointer, message }) = Document::from_input(&twice, None)
+        else {
+            panic!("a repeated anchor must be an error");
+        };
+        assert_eq!(pointer, "/$defs/small");
+        assert!(
+            message.contains("`n` is already defined at `#/$defs/big`"),
+            "{message}"
+        );
+        // The same name in two resources, or as `$anchor` and `$dynamicAnchor` of one
+        // schema, is fine.
+        let fine = json!({
+            "$defs": {
+                "a": {"$anchor": "n", "$dynamicAnchor": "n"},
+                "b": {"$id": "http://example.com/b.json", "$anchor": "n"}
+            }
+        });
+        assert!(Document::from_input(&fine, None).is_ok());
     }
 
     #[test]
