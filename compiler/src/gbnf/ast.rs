@@ -14,6 +14,8 @@
 
 use std::fmt;
 
+pub use compact_str::CompactString;
+
 /// A position in GBNF source text: 1-based line and column (in characters).
 ///
 /// Positions are metadata: two positions always compare equal, so a tree parsed from
@@ -82,8 +84,8 @@ pub enum Expr {
     Alt(Vec<Expr>),
     /// `a b c`: zero items (the empty string) or at least two.
     Seq(Vec<Expr>),
-    /// `"text"`: matches exactly this text (possibly empty).
-    Literal(String),
+    /// `"text"`: matches exactly this text (possibly empty; short texts are stored inline).
+    Literal(CompactString),
     /// `[a-z_]` or `[^"\\]`: one character in (or, negated, not in) the ranges.
     Class {
         /// `true` for `[^…]`.
@@ -95,8 +97,8 @@ pub enum Expr {
     Any,
     /// A reference to another rule by name.
     Ref {
-        /// The referenced rule's name.
-        name: String,
+        /// The referenced rule's name (short names are stored inline, without allocating).
+        name: CompactString,
         /// Where the reference appears.
         pos: Pos,
     },
@@ -125,7 +127,7 @@ pub enum Expr {
 
 impl Expr {
     /// A reference to the rule `name`, at no particular position.
-    pub fn rule(name: impl Into<String>) -> Expr {
+    pub fn rule(name: impl Into<CompactString>) -> Expr {
         Expr::Ref {
             name: name.into(),
             pos: Pos::default(),
@@ -133,7 +135,7 @@ impl Expr {
     }
 
     /// A literal; the empty literal is the empty sequence (normal form has no `Literal("")`).
-    pub fn literal(text: impl Into<String>) -> Expr {
+    pub fn literal(text: impl Into<CompactString>) -> Expr {
         let text = text.into();
         if text.is_empty() {
             Expr::empty()

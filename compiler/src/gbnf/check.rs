@@ -62,9 +62,11 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
             LowerError::TooLarge.to_string(),
         ));
     } else if bounds_ok {
-        match derives::derives_over(grammar, &defined, &edges) {
+        let components = derives::strongly_connected(&edges);
+        match derives::derives_in(grammar, &defined, &edges, &components) {
             Ok(derived) => {
-                left_recursion(grammar, &defined, &derived, &mut out);
+                let cyclic = in_cycles(&edges, &components);
+                left_recursion(grammar, &defined, &derived, &cyclic, &mut out);
                 nullable_repetitions(&defined, &scan, &derived, &mut out);
                 if !out.iter().any(|d| d.code == "undefined-rule") {
                     // Otherwise every rule that reaches the undefined one would be reported too.
@@ -93,6 +95,20 @@ struct Scan<'g> {
     /// An upper bound of [`derives::expanded_size`]: when it is within the limit, the
     /// exact size need not be computed.
     size_bound: u64,
+    /// An upper bound of the symbols [`SymbolSimulation`] creates, not counting
+    /// undefined names: one per rule and group, and what each repetition adds.
+    symbol_bound: u64,
+    /// The largest product of repetition counts along a chain of directly nested
+    /// repetitions (`x{3}{4}`: 12); 1 without repetitions.
+    repeat_chain: u64,
+}
+
+/// The count llama.cpp multiplies a repetition's item by (`SymbolSimulation::item`).
+fn repeat_total(min: u32, max: Option<u32>) -> u64 {
+    match max {
+        Some(max) if max > 0 => u64::from(max),
+        _ => u64::from(min.max(1)),
+    }
 }
 
 /// One rule's part of a [`Scan`].
@@ -113,11 +129,13 @@ impl<'g> Scan<'g> {
             let mut deepest = 0;
             let refs_from = scan.refs.len();
             let mut size = 1u64;
-            // (expression, depth, copies llama.cpp makes of it through enclosing repetitions)
-            stack.push((&rule.body, 1usize, 1u64));
-            while let Some((expr, depth, copies)) = stack.pop() {
+            // (expression, depth, copies llama.cpp makes of it through enclosing
+            // repetitions, product of the repetitions it sits directly inside)
+            stack.push((&rule.body, 1usize, 1u64, 1u64));
+            while let Some((expr, depth, copies, chain)) = stack.pop() {
                 deepest = deepest.max(depth);
                 let mut inner_copies = copies;
+                let mut inner_chain = 1;
                 let own = match expr {
                     Expr::Ref { name, pos } => {
                         scan.refs.push((name, *pos));
@@ -125,6 +143,11 @@ impl<'g> Scan<'g> {
                     }
                     Expr::Repeat { min, max, .. } => {
                         scan.repeats.push(expr);
+                        scan.symbol_bound = scan.symbol_bound.saturating_add(
+                            max.map_or(1, |max| u64::from(max.saturating_sub(*min))),
+                        );
+                        inner_chain = chain.saturating_mul(repeat_total(*min, *max));
+                        scan.repeat_chain = scan.repeat_chain.max(inner_chain);
                         let count = u64::from(max.unwrap_or(*min).max(*min)).saturating_add(1);
                         inner_copies = copies.saturating_mul(count);
                         // Two symbols, and the body counts at least one per copy.
@@ -138,17 +161,22 @@ impl<'g> Scan<'g> {
                     Expr::Alt(arms) => arms.len() as u64 + 1,
                     Expr::Literal(text) => text.len() as u64,
                     Expr::Any | Expr::Token { .. } => 1,
-                    Expr::Seq(_) | Expr::Group(_) => 0,
+                    Expr::Group(_) => {
+                        scan.symbol_bound = scan.symbol_bound.saturating_add(1);
+                        0
+                    }
+                    Expr::Seq(_) => 0,
                 };
                 size = size.saturating_add(own.saturating_mul(copies));
                 stack.extend(
                     expr.children()
                         .iter()
                         .rev()
-                        .map(|c| (c, depth + 1, inner_copies)),
+                        .map(|c| (c, depth + 1, inner_copies, inner_chain)),
                 );
             }
             scan.size_bound = scan.size_bound.saturating_add(size);
+            scan.symbol_bound = scan.symbol_bound.saturating_add(1);
             scan.rules.push(RuleScan {
                 depth: deepest,
                 refs_from,
@@ -367,6 +395,24 @@ fn repetitions(
             }
         }
     }
+    // No item can make more symbols than the whole grammar does, so within the limit no
+    // product can pass it.
+    let undefined = targets.iter().filter(|t| t.is_none()).count() as u64;
+    let symbols = scan.symbol_bound.saturating_add(undefined).max(1);
+    if symbols.saturating_mul(scan.repeat_chain.max(1)) > u64::from(MAX_REPEAT) {
+        repeat_products(grammar, defined, scan, targets, out);
+    }
+}
+
+/// Reports repetitions whose generated-rule product passes llama.cpp's limit, replaying
+/// its symbol-table growth over the whole grammar ([`SymbolSimulation`]).
+fn repeat_products(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    scan: &Scan<'_>,
+    targets: &[Option<usize>],
+    out: &mut Vec<Diagnostic>,
+) {
     let mut sim = SymbolSimulation {
         seen: vec![false; grammar.rules.len()],
         undefined_seen: FxHashSet::default(),
@@ -444,11 +490,8 @@ impl<'g, R: Iterator<Item = (&'g str, Option<usize>)>> SymbolSimulation<'g, R> {
                 pos,
             } => {
                 let n_prev = self.item(expr, out);
+                let total = repeat_total(*min, *max);
                 let (min, max) = (u64::from(*min), max.map(u64::from));
-                let total = match max {
-                    Some(max) if max > 0 => max,
-                    _ => min.max(1),
-                };
                 let product = n_prev.saturating_mul(total);
                 let bounds_ok = min <= u64::from(MAX_REPEAT)
                     && max.is_none_or(|max| max <= u64::from(MAX_REPEAT));
@@ -543,18 +586,35 @@ fn leftmost_refs<'g>(
     }
 }
 
+/// For each rule, whether it lies on a cycle of references (its strongly connected
+/// component has several rules, or it references itself).
+fn in_cycles(edges: &[Vec<usize>], components: &derives::Components) -> Vec<bool> {
+    let mut cyclic = vec![false; edges.len()];
+    for component in components.iter() {
+        if component.len() > 1 || component.iter().any(|&i| edges[i].contains(&i)) {
+            component.iter().for_each(|&i| cyclic[i] = true);
+        }
+    }
+    cyclic
+}
+
 /// Finds cycles of leftmost references: llama.cpp refuses direct and indirect left
-/// recursion.
+/// recursion. A leftmost reference is a reference, so such a cycle lies inside a cycle of
+/// references: only the rules `cyclic` marks are looked at.
 fn left_recursion(
     grammar: &Grammar,
     defined: &Definitions<'_>,
     derived: &Derives,
+    cyclic: &[bool],
     out: &mut Vec<Diagnostic>,
 ) {
+    if !cyclic.contains(&true) {
+        return;
+    }
     let n = grammar.rules.len();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if !defined.is_first(index) {
+        if !defined.is_first(index) || !cyclic[index] {
             continue;
         }
         let mut refs = Vec::new();
@@ -567,7 +627,7 @@ fn left_recursion(
         targets.dedup();
         edges[index] = targets;
     }
-    for component in derives::strongly_connected(&edges) {
+    for component in derives::strongly_connected(&edges).iter() {
         let first = component.iter().copied().min().unwrap_or(0);
         let cyclic = component.len() > 1 || edges[first].contains(&first);
         if !cyclic {
@@ -681,8 +741,55 @@ fn empty_languages(
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use proptest::prelude::*;
+
     use super::*;
-    use crate::gbnf::parse;
+    use crate::gbnf::{arbitrary, parse};
+
+    /// The repetition-product findings of the full replay, whatever the bound says.
+    fn replayed_products(grammar: &Grammar) -> Vec<Diagnostic> {
+        let scan = Scan::of(grammar);
+        let defined = derives::definitions(grammar);
+        let targets: Vec<Option<usize>> = scan
+            .refs
+            .iter()
+            .map(|(name, _)| defined.get(name).copied())
+            .collect();
+        let mut out = Vec::new();
+        repeat_products(grammar, &defined, &scan, &targets, &mut out);
+        out
+    }
+
+    fn checked_products(grammar: &Grammar) -> Vec<Diagnostic> {
+        check(grammar)
+            .into_iter()
+            .filter(|d| d.code == "repeat-product")
+            .collect()
+    }
+
+    #[test]
+    fn products_past_the_limit_are_found_through_the_bound() {
+        for text in [
+            "root ::= \"a\"{50}{50}\n",
+            "root ::= (x y z){1000}\nx ::= \"x\"\ny ::= \"y\"\nz ::= \"z\"\n",
+        ] {
+            let grammar = parse(text).unwrap();
+            let replayed = replayed_products(&grammar);
+            assert!(!replayed.is_empty(), "{text}");
+            assert_eq!(checked_products(&grammar), replayed, "{text}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Skipping the replay when the bound allows never hides a finding.
+        #[test]
+        fn the_bound_never_hides_a_product(grammar in arbitrary::any_grammar()) {
+            let replayed = replayed_products(&grammar);
+            prop_assert_eq!(checked_products(&grammar), replayed);
+        }
+    }
 
     #[test]
     fn the_size_bound_is_never_below_the_expanded_size() {

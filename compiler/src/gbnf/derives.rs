@@ -102,6 +102,20 @@ pub fn derives_over(
     defined: &Definitions<'_>,
     edges: &[Vec<usize>],
 ) -> Result<Derives, LowerError> {
+    derives_in(grammar, defined, edges, &strongly_connected(edges))
+}
+
+/// [`derives_over`] given also the graph's [`strongly_connected`] components, in the order
+/// that function gives them.
+///
+/// # Errors
+/// As [`derives`].
+pub fn derives_in(
+    grammar: &Grammar,
+    defined: &Definitions<'_>,
+    edges: &[Vec<usize>],
+    components: &Components,
+) -> Result<Derives, LowerError> {
     let n = grammar.rules.len();
     let mut state = Derives {
         productive: vec![false; n],
@@ -109,21 +123,25 @@ pub fn derives_over(
     };
     // Components come sinks first, so every rule a component uses outside itself is
     // settled before it; inside a component, iterate to the fixpoint.
-    for component in strongly_connected(edges) {
+    for component in components.iter() {
         let single = component.len() == 1 && !edges[component[0]].contains(&component[0]);
         let mut passes = 0;
         loop {
             let mut changed = false;
-            for &index in &component {
+            for &index in component {
                 if !defined.is_first(index) {
                     continue;
                 }
+                if state.productive[index] && state.nullable[index] {
+                    continue;
+                }
                 let body = &grammar.rules[index].body;
-                if !state.productive[index] && productive(body, defined, &state.productive) {
+                let (productive, nullable) = productive_nullable(body, defined, &state);
+                if productive && !state.productive[index] {
                     state.productive[index] = true;
                     changed = true;
                 }
-                if !state.nullable[index] && nullable(body, defined, &state.nullable) {
+                if nullable && !state.nullable[index] {
                     state.nullable[index] = true;
                     changed = true;
                 }
@@ -166,17 +184,39 @@ fn rule_has(name: &str, defined: &Definitions<'_>, known: &[bool]) -> bool {
     defined.get(name).is_some_and(|&index| known[index])
 }
 
-/// Does `expr` derive some finite text, given the rules known to?
-fn productive(expr: &Expr, defined: &Definitions<'_>, known: &[bool]) -> bool {
+/// Whether `expr` derives some finite text, and whether it derives the empty text
+/// ([`nullable`]), in one walk, given what is known of the rules.
+fn productive_nullable(expr: &Expr, defined: &Definitions<'_>, known: &Derives) -> (bool, bool) {
     match expr {
-        Expr::Seq(items) => items.iter().all(|i| productive(i, defined, known)),
-        Expr::Alt(arms) => arms.iter().any(|a| productive(a, defined, known)),
-        Expr::Literal(_) | Expr::Any | Expr::Token { .. } => true,
-        Expr::Class { negated, ranges } => class_matches_something(*negated, ranges),
-        Expr::Ref { name, .. } => rule_has(name, defined, known),
-        Expr::Group(inner) => productive(inner, defined, known),
+        Expr::Seq(items) => items.iter().fold((true, true), |(p, n), item| {
+            if !p {
+                // Not productive: neither answer can become true.
+                return (false, false);
+            }
+            let (ip, i_n) = productive_nullable(item, defined, known);
+            (ip, n && i_n)
+        }),
+        Expr::Alt(arms) => arms.iter().fold((false, false), |(p, n), arm| {
+            if p && n {
+                return (true, true);
+            }
+            let (ap, an) = productive_nullable(arm, defined, known);
+            (p || ap, n || an)
+        }),
+        Expr::Literal(text) => (true, text.is_empty()),
+        Expr::Any | Expr::Token { .. } => (true, false),
+        Expr::Class { negated, ranges } => (class_matches_something(*negated, ranges), false),
+        Expr::Ref { name, .. } => match defined.get(name) {
+            Some(&index) => (known.productive[index], known.nullable[index]),
+            None => (false, false),
+        },
+        Expr::Group(inner) => productive_nullable(inner, defined, known),
         Expr::Repeat { expr, min, max, .. } => {
-            *min == 0 || *max == Some(0) || productive(expr, defined, known)
+            if *min == 0 || *max == Some(0) {
+                (true, true)
+            } else {
+                productive_nullable(expr, defined, known)
+            }
         }
     }
 }
@@ -202,7 +242,15 @@ pub fn class_matches_something(negated: bool, ranges: &[super::ast::ClassRange])
         // A positive class matches something as soon as one range is not reversed.
         return ranges.iter().any(|r| r.lo <= r.hi);
     }
-    !CharSet::from_class(negated, ranges).is_empty()
+    // A negated class matches nothing only if its ranges cover every scalar value; when
+    // their sizes (overlaps counted twice) add up to fewer, some character is left.
+    const SCALAR_VALUES: u64 = 0x11_0000 - 0x800;
+    let covered: u64 = ranges
+        .iter()
+        .filter(|r| r.lo <= r.hi)
+        .map(|r| u64::from(u32::from(r.hi) - u32::from(r.lo)) + 1)
+        .sum();
+    covered < SCALAR_VALUES || !CharSet::from_class(negated, ranges).is_empty()
 }
 
 /// The number of symbols the grammar's flat form holds (repetitions expanded, as llama.cpp
@@ -236,22 +284,46 @@ fn size(expr: &Expr) -> u64 {
     }
 }
 
+/// The strongly connected components of a graph, each listed after every component it
+/// reaches: one flat list of members, component by component.
+#[derive(Debug, Clone, Default)]
+pub struct Components {
+    /// Every node, grouped by component.
+    members: Vec<usize>,
+    /// Where each component ends in `members`.
+    ends: Vec<usize>,
+}
+
+impl Components {
+    /// The components in order, each as its members.
+    pub fn iter(&self) -> impl Iterator<Item = &[usize]> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter().copied())
+            .map(|(from, to)| &self.members[from..to])
+    }
+}
+
 /// The strongly connected components of a graph given as adjacency lists, each component
 /// listed after every component it reaches (Tarjan's algorithm, iteratively: grammars can
 /// have very long reference chains).
-pub fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+pub fn strongly_connected(edges: &[Vec<usize>]) -> Components {
     let n = edges.len();
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];
     let mut stack = Vec::new();
-    let mut components = Vec::new();
+    let mut work: Vec<(usize, usize)> = Vec::new();
+    let mut components = Components {
+        members: Vec::with_capacity(n),
+        ends: Vec::new(),
+    };
     let mut counter = 0;
     for root in 0..n {
         if index[root] != usize::MAX {
             continue;
         }
-        let mut work = vec![(root, 0usize)];
+        work.push((root, 0));
         index[root] = counter;
         low[root] = counter;
         counter += 1;
@@ -276,15 +348,14 @@ pub fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
                     low[parent] = low[parent].min(low[node]);
                 }
                 if low[node] == index[node] {
-                    let mut component = Vec::new();
                     while let Some(member) = stack.pop() {
                         on_stack[member] = false;
-                        component.push(member);
+                        components.members.push(member);
                         if member == node {
                             break;
                         }
                     }
-                    components.push(component);
+                    components.ends.push(components.members.len());
                 }
             }
         }

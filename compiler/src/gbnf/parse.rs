@@ -378,7 +378,7 @@ impl Builder<'_, '_> {
                 Expr::Token { negated, token }
             }
             Rule::reference => Expr::Ref {
-                name: pair.as_str().to_string(),
+                name: pair.as_str().into(),
                 pos,
             },
             Rule::group => {

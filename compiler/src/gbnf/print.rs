@@ -10,11 +10,11 @@ use super::ast::{ClassRange, Expr, Grammar, Rule, TokenRef};
 
 impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Printed into a String first: monomorphic writes are several times faster than
-        // the formatter's dynamic ones.
-        let mut text = String::with_capacity(self.rules.len() * 64);
+        // Printed into a String first: pushing onto a String is several times faster than
+        // the formatter's dynamic writes.
+        let mut text = String::with_capacity(self.rules.len() * 96);
         for rule in &self.rules {
-            write_rule(&mut text, rule)?;
+            write_rule(&mut text, rule);
             text.push('\n');
         }
         f.write_str(&text)
@@ -24,7 +24,7 @@ impl fmt::Display for Grammar {
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        write_rule(&mut text, self)?;
+        write_rule(&mut text, self);
         f.write_str(&text)
     }
 }
@@ -32,95 +32,111 @@ impl fmt::Display for Rule {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        write_expr(&mut text, self)?;
+        write_expr(&mut text, self);
         f.write_str(&text)
     }
 }
 
-fn write_rule<W: fmt::Write>(f: &mut W, rule: &Rule) -> fmt::Result {
-    f.write_str(&rule.name)?;
-    f.write_str(" ::= ")?;
-    write_expr(f, &rule.body)
+fn write_rule(out: &mut String, rule: &Rule) {
+    out.push_str(&rule.name);
+    out.push_str(" ::= ");
+    write_expr(out, &rule.body);
 }
 
-fn write_expr<W: fmt::Write>(f: &mut W, expr: &Expr) -> fmt::Result {
+fn write_expr(out: &mut String, expr: &Expr) {
     match expr {
         Expr::Alt(arms) => {
             for (i, arm) in arms.iter().enumerate() {
                 if i > 0 {
-                    f.write_str(" | ")?;
+                    out.push_str(" | ");
                 }
-                write_expr(f, arm)?;
+                write_expr(out, arm);
             }
-            Ok(())
         }
-        Expr::Seq(items) if items.is_empty() => f.write_str("\"\""),
+        Expr::Seq(items) if items.is_empty() => out.push_str("\"\""),
         Expr::Seq(items) => {
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    f.write_char(' ')?;
+                    out.push(' ');
                 }
                 match item {
-                    Expr::Seq(inner) if !inner.is_empty() => parenthesized(f, item)?,
-                    Expr::Alt(_) => parenthesized(f, item)?,
-                    _ => write_expr(f, item)?,
+                    Expr::Seq(inner) if !inner.is_empty() => parenthesized(out, item),
+                    Expr::Alt(_) => parenthesized(out, item),
+                    _ => write_expr(out, item),
                 }
             }
-            Ok(())
         }
         Expr::Literal(text) => {
-            f.write_char('"')?;
+            out.push('"');
             if text.chars().all(|c| !needs_escape(c, LITERAL_SPECIAL)) {
-                f.write_str(text)?;
+                out.push_str(text);
             } else {
-                for c in text.chars() {
-                    write_char_escaped(f, c, LITERAL_SPECIAL)?;
-                }
+                text.chars()
+                    .for_each(|c| write_char_escaped(out, c, LITERAL_SPECIAL));
             }
-            f.write_char('"')
+            out.push('"');
         }
         Expr::Class { negated, ranges } => {
-            f.write_char('[')?;
+            out.push('[');
             if *negated {
-                f.write_char('^')?;
+                out.push('^');
             }
             for (i, ClassRange { lo, hi }) in ranges.iter().enumerate() {
                 if i == 0 && !negated && *lo == '^' {
-                    f.write_str("\\x5E")?;
+                    out.push_str("\\x5E");
                 } else {
-                    write_class_char(f, *lo)?;
+                    write_class_char(out, *lo);
                 }
                 if lo != hi {
-                    f.write_char('-')?;
-                    write_class_char(f, *hi)?;
+                    out.push('-');
+                    write_class_char(out, *hi);
                 }
             }
-            f.write_char(']')
+            out.push(']');
         }
-        Expr::Any => f.write_char('.'),
-        Expr::Ref { name, .. } => f.write_str(name),
-        Expr::Group(inner) => parenthesized(f, inner),
+        Expr::Any => out.push('.'),
+        Expr::Ref { name, .. } => out.push_str(name),
+        Expr::Group(inner) => parenthesized(out, inner),
         Expr::Repeat { expr, min, max, .. } => {
             match expr.as_ref() {
-                Expr::Seq(_) | Expr::Alt(_) => parenthesized(f, expr)?,
-                _ => write_expr(f, expr)?,
+                Expr::Seq(_) | Expr::Alt(_) => parenthesized(out, expr),
+                _ => write_expr(out, expr),
             }
             match (min, max) {
-                (0, None) => f.write_char('*'),
-                (1, None) => f.write_char('+'),
-                (0, Some(1)) => f.write_char('?'),
-                (m, None) => write!(f, "{{{m},}}"),
-                (m, Some(n)) if m == n => write!(f, "{{{m}}}"),
-                (m, Some(n)) => write!(f, "{{{m},{n}}}"),
+                (0, None) => out.push('*'),
+                (1, None) => out.push('+'),
+                (0, Some(1)) => out.push('?'),
+                (m, None) => {
+                    out.push('{');
+                    push_number(out, *m);
+                    out.push_str(",}");
+                }
+                (m, Some(n)) => {
+                    out.push('{');
+                    push_number(out, *m);
+                    if m != n {
+                        out.push(',');
+                        push_number(out, *n);
+                    }
+                    out.push('}');
+                }
             }
         }
         Expr::Token { negated, token } => {
             if *negated {
-                f.write_char('!')?;
+                out.push('!');
             }
             match token {
-                TokenRef::Id(id) => write!(f, "<[{id}]>"),
-                TokenRef::Text(text) => write!(f, "<{text}>"),
+                TokenRef::Id(id) => {
+                    out.push_str("<[");
+                    push_number(out, *id);
+                    out.push_str("]>");
+                }
+                TokenRef::Text(text) => {
+                    out.push('<');
+                    out.push_str(text);
+                    out.push('>');
+                }
             }
         }
     }
@@ -132,17 +148,33 @@ const LITERAL_SPECIAL: &[char] = &['"', '\\'];
 /// Characters a class escapes with a backslash.
 const CLASS_SPECIAL: &[char] = &[']', '[', '\\', '-'];
 
-fn parenthesized<W: fmt::Write>(f: &mut W, expr: &Expr) -> fmt::Result {
-    f.write_char('(')?;
-    write_expr(f, expr)?;
-    f.write_char(')')
+fn parenthesized(out: &mut String, expr: &Expr) {
+    out.push('(');
+    write_expr(out, expr);
+    out.push(')');
 }
 
-fn write_class_char<W: fmt::Write>(f: &mut W, c: char) -> fmt::Result {
+/// Writes `n` in decimal.
+fn push_number(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    digits[at..].iter().for_each(|&d| out.push(char::from(d)));
+}
+
+fn write_class_char(out: &mut String, c: char) {
     if needs_escape(c, CLASS_SPECIAL) {
-        write_char_escaped(f, c, CLASS_SPECIAL)
+        write_char_escaped(out, c, CLASS_SPECIAL);
     } else {
-        f.write_char(c)
+        out.push(c);
     }
 }
 
@@ -153,16 +185,23 @@ fn needs_escape(c: char, special: &[char]) -> bool {
 
 /// Writes `c`, escaping the characters in `special` with a backslash and control
 /// characters as hex escapes; everything else (non-ASCII included) is written as is.
-fn write_char_escaped<W: fmt::Write>(f: &mut W, c: char, special: &[char]) -> fmt::Result {
+fn write_char_escaped(out: &mut String, c: char, special: &[char]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     match c {
-        '\n' => f.write_str("\\n"),
-        '\r' => f.write_str("\\r"),
-        '\t' => f.write_str("\\t"),
-        c if special.contains(&c) => write!(f, "\\{c}"),
-        c if c.is_control() => match u32::from(c) {
-            v if v <= 0xFF => write!(f, "\\x{v:02X}"),
-            v => write!(f, "\\u{v:04X}"),
-        },
-        c => f.write_char(c),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if special.contains(&c) => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if c.is_control() => {
+            // Controls are U+0000–U+001F and U+007F–U+009F: two hex digits each.
+            let v = u32::from(c);
+            out.push_str("\\x");
+            out.push(char::from(HEX[(v >> 4) as usize & 0xF]));
+            out.push(char::from(HEX[v as usize & 0xF]));
+        }
+        c => out.push(c),
     }
 }

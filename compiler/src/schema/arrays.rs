@@ -5,7 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::emit::Emitter;
+use super::emit::{Emitter, TRUE};
+use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::flat::MAX_REPEAT;
 use crate::gbnf::Expr;
@@ -23,37 +24,26 @@ pub fn array(
     at: &Location,
 ) -> Result<Expr, CompileError> {
     // 2020-12: prefixItems + items; draft-07: items (array) + additionalItems.
-    let (prefix, prefix_key, rest, rest_key): (Vec<Value>, &str, Value, &str) =
-        match (map.get("prefixItems"), map.get("items")) {
-            (Some(Value::Array(p)), Some(items)) => {
-                (p.clone(), "prefixItems", items.clone(), "items")
+    // Borrowed: an item schema can be large, and copying it here was a tenth of compiling.
+    let (prefix, prefix_key, rest, rest_key): (&[Value], &str, &Value, &str) =
+        match (map.kw("prefixItems"), map.kw("items")) {
+            (Some(Value::Array(p)), Some(items)) => (p, "prefixItems", items, "items"),
+            (Some(Value::Array(p)), None) => {
+                (p, "prefixItems", unevaluated_items(map), "unevaluatedItems")
             }
-            (Some(Value::Array(p)), None) => (
-                p.clone(),
-                "prefixItems",
-                unevaluated_items(map),
-                "unevaluatedItems",
-            ),
             (None, Some(Value::Array(p))) => (
-                p.clone(),
+                p,
                 "items",
-                map.get("additionalItems")
-                    .cloned()
-                    .unwrap_or(Value::Bool(true)),
+                map.kw("additionalItems").unwrap_or(&TRUE),
                 "additionalItems",
             ),
             (None, None) => (
-                Vec::new(),
+                &[],
                 "prefixItems",
                 unevaluated_items(map),
                 "unevaluatedItems",
             ),
-            (None, items) => (
-                Vec::new(),
-                "prefixItems",
-                items.cloned().unwrap_or(Value::Bool(true)),
-                "items",
-            ),
+            (None, items) => (&[], "prefixItems", items.unwrap_or(&TRUE), "items"),
             (Some(_), _) => {
                 return Err(e.invalid(
                     &at.child("prefixItems"),
@@ -70,13 +60,13 @@ pub fn array(
     let min = e.count(map, "minItems", at)?.unwrap_or(0);
     let max = e.count(map, "maxItems", at)?;
     for key in ["uniqueItems", "contains", "unevaluatedItems"] {
-        match (key, map.get(key)) {
+        match (key, map.kw(key)) {
             (_, None) | ("uniqueItems", Some(Value::Bool(false))) => {}
             ("uniqueItems", Some(_)) if max.is_some_and(|m| m <= 1) => {}
             // All items are evaluated already, or nothing is restricted.
             ("unevaluatedItems", Some(Value::Bool(true))) => {}
-            ("unevaluatedItems", Some(_)) if map.get("items").is_some_and(|i| !i.is_array()) => {}
-            ("unevaluatedItems", Some(_)) if map.contains_key("additionalItems") => {}
+            ("unevaluatedItems", Some(_)) if map.kw("items").is_some_and(|i| !i.is_array()) => {}
+            ("unevaluatedItems", Some(_)) if map.has("additionalItems") => {}
             // Otherwise it governs the items after the positional ones, like `items`
             // (`allOf`/`anyOf` were merged in already; merging reports it as validation-only).
             ("unevaluatedItems", Some(_)) => {}
@@ -84,7 +74,7 @@ pub fn array(
         }
     }
     // Items past the prefix: an expression, or none allowed.
-    let rest_expr = match e.schema(&rest, &at.child(rest_key)) {
+    let rest_expr = match e.schema(rest, &at.child(rest_key)) {
         Ok(expr) => Some(expr),
         Err(CompileError::Unsatisfiable { .. }) => None,
         Err(err) => return Err(err),
@@ -117,7 +107,7 @@ pub fn array(
             ),
         ));
     }
-    if positional.is_empty() && min == 0 && max.is_none() && rest == Value::Bool(true) {
+    if positional.is_empty() && min == 0 && max.is_none() && *rest == TRUE {
         return Ok(e.shared_rule("array"));
     }
     let comma = e.token(",");
@@ -184,10 +174,8 @@ pub fn array(
 }
 
 /// Without `items`, `unevaluatedItems` (if any) governs the items after the positional ones.
-fn unevaluated_items(map: &Map<String, Value>) -> Value {
-    map.get("unevaluatedItems")
-        .cloned()
-        .unwrap_or(Value::Bool(true))
+fn unevaluated_items(map: &Map<String, Value>) -> &Value {
+    map.kw("unevaluatedItems").unwrap_or(&TRUE)
 }
 
 /// `x{min,max}` for any bounds, unambiguously: llama.cpp keeps bounds up to 2000, so the

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::document::{Document, Location};
+use super::lookup::Lookup;
 use crate::json_text::encode_str;
 
 /// The canonical text of `value` under the schema at the root of `doc`. (Under draft-04,
@@ -40,7 +41,7 @@ pub fn number_text(n: &serde_json::Number) -> String {
 fn property_order(map: &Map<String, Value>) -> Vec<String> {
     let mut order: Vec<String> = Vec::new();
     let add = |m: &Map<String, Value>, order: &mut Vec<String>| {
-        if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        if let Some(props) = m.kw("properties").and_then(Value::as_object) {
             for k in props.keys() {
                 if !order.contains(k) {
                     order.push(k.clone());
@@ -50,7 +51,7 @@ fn property_order(map: &Map<String, Value>) -> Vec<String> {
     };
     add(map, &mut order);
     for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+        for branch in map.kw(key).and_then(Value::as_array).into_iter().flatten() {
             if let Value::Object(b) = branch {
                 add(b, &mut order);
             }
@@ -132,12 +133,12 @@ fn write(
     // An `enum`/`const` member equal to the value: the grammar spells it as the member is.
     if let Some(Value::Object(map)) = schema.as_ref().and_then(|at| doc.get(at)) {
         let members = map
-            .get("enum")
+            .kw("enum")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
             .into_iter()
-            .chain(map.get("const").cloned());
+            .chain(map.kw("const").cloned());
         for member in members {
             if matches!(member, Value::Object(_) | Value::Array(_))
                 && super::merge::json_equal(&member, value)
@@ -177,8 +178,8 @@ fn write(
 fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> {
     let value = doc.get(at)?;
     let map = value.as_object()?;
-    match map.get("$ref").and_then(Value::as_str) {
-        Some(reference) if hops < 16 && !map.contains_key("properties") => {
+    match map.kw("$ref").and_then(Value::as_str) {
+        Some(reference) if hops < 16 && !map.has("properties") => {
             let target = doc.resolve(at, reference).ok()?;
             resolved(&target, doc, hops + 1)
         }
@@ -198,7 +199,7 @@ fn ordering(
     let Some(Value::Object(map)) = doc.get(at) else {
         return (order, children);
     };
-    if let Some(Value::Object(props)) = map.get("properties") {
+    if let Some(Value::Object(props)) = map.kw("properties") {
         for key in props.keys() {
             order.push(key.clone());
             children.push((key.clone(), at.child("properties").child(key)));
@@ -208,13 +209,13 @@ fn ordering(
         return (order, children);
     }
     let mut subschemas: Vec<Location> = Vec::new();
-    if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+    if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
         if let Ok(target) = doc.resolve(at, reference) {
             subschemas.push(target);
         }
     }
     for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(Value::Array(items)) = map.get(key) {
+        if let Some(Value::Array(items)) = map.kw(key) {
             for i in 0..items.len() {
                 if let Some(target) = resolved(&at.child(key).index(i), doc, 0) {
                     subschemas.push(target);
@@ -241,17 +242,17 @@ fn ordering(
 fn item_schema(at: &Location, index: usize, doc: &Document<'_>) -> Option<Location> {
     let value = doc.get(at)?;
     let map = value.as_object()?;
-    let prefix_len = |key: &str| map.get(key).and_then(Value::as_array).map(Vec::len);
+    let prefix_len = |key: &str| map.kw(key).and_then(Value::as_array).map(Vec::len);
     if let Some(n) = prefix_len("prefixItems") {
         if index < n {
             return Some(at.child("prefixItems").index(index));
         }
-        return map.get("items").map(|_| at.child("items"));
+        return map.kw("items").map(|_| at.child("items"));
     }
-    match map.get("items") {
+    match map.kw("items") {
         Some(Value::Array(items)) if index < items.len() => Some(at.child("items").index(index)),
         Some(Value::Array(_)) => map
-            .get("additionalItems")
+            .kw("additionalItems")
             .map(|_| at.child("additionalItems")),
         Some(_) => Some(at.child("items")),
         None => None,
@@ -287,7 +288,7 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
     if !type_ok {
         return Fit::No;
     }
-    let num = |k: &str| map.get(k).and_then(Value::as_f64);
+    let num = |k: &str| map.kw(k).and_then(Value::as_f64);
     let mut unchecked = false;
     match value {
         Value::String(s) => {
@@ -297,7 +298,7 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
             {
                 return Fit::No;
             }
-            unchecked |= map.contains_key("pattern") || map.contains_key("format");
+            unchecked |= map.has("pattern") || map.has("format");
         }
         Value::Number(n) => {
             let Some(v) = n.as_f64() else {
@@ -340,7 +341,7 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
             {
                 return Fit::No;
             }
-            let required = map.get("required").and_then(Value::as_array);
+            let required = map.kw("required").and_then(Value::as_array);
             if required.is_some_and(|r| {
                 r.iter()
                     .any(|k| k.as_str().is_some_and(|k| !members.contains_key(k)))
@@ -358,7 +359,7 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
         }
         _ => {}
     }
-    if map.contains_key("not") {
+    if map.has("not") {
         unchecked = true;
     }
     if unchecked {

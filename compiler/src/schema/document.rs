@@ -11,6 +11,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
+use super::lookup::Lookup;
 use super::{CompileError, RemoteResolver};
 
 /// The deepest nesting of subschemas indexed.
@@ -127,7 +128,7 @@ impl<'r> Document<'r> {
     ) -> Result<Self, CompileError> {
         let (schema, openai_strict) = unwrap_response_format(input)?;
         let integers_exclude_floats = schema
-            .get("$schema")
+            .kw("$schema")
             .and_then(Value::as_str)
             .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
         let document = Document {
@@ -226,8 +227,8 @@ impl<'r> Document<'r> {
         };
         let mut base = Cow::Borrowed(base);
         let id = map
-            .get("$id")
-            .or_else(|| map.get("id").filter(|_| !map.contains_key("$ref")))
+            .kw("$id")
+            .or_else(|| map.kw("id").filter(|_| !map.has("$ref")))
             .and_then(Value::as_str);
         if let Some(id) = id {
             let joined = join(&base, id);
@@ -245,7 +246,7 @@ impl<'r> Document<'r> {
             self.bases.borrow_mut().insert(at.clone(), base.to_string());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
-            if let Some(anchor) = map.get(key).and_then(Value::as_str) {
+            if let Some(anchor) = map.kw(key).and_then(Value::as_str) {
                 self.add_anchor(&strip_fragment(&base), anchor, at)?;
             }
         }
@@ -412,20 +413,17 @@ fn unwrap_response_format(input: &Value) -> Result<(Source<'_>, bool), CompileEr
         pointer: "/type".to_string(),
         message: message.to_string(),
     };
-    match input.get("type").and_then(Value::as_str) {
+    match input.kw("type").and_then(Value::as_str) {
         Some("json_schema") => {
-            let inner = input.get("json_schema").ok_or_else(|| CompileError::Invalid {
+            let inner = input.kw("json_schema").ok_or_else(|| CompileError::Invalid {
                 pointer: "/json_schema".to_string(),
                 message: "a response_format of type json_schema needs a `json_schema` object with a `schema`".to_string(),
             })?;
-            let schema = match inner.get("schema") {
+            let schema = match inner.kw("schema") {
                 Some(schema) => Source::Input(schema),
                 None => Source::Loaded(Rc::new(Value::Bool(true))),
             };
-            let strict = inner
-                .get("strict")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let strict = inner.kw("strict").and_then(Value::as_bool).unwrap_or(false);
             Ok((schema, strict))
         }
         Some("json_object") => Ok((

@@ -17,10 +17,12 @@ use serde_json::{Map, Value};
 
 use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
+use super::lookup::Lookup;
 use super::merge::merge;
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::{self, Expr, Grammar, Rule};
 use crate::json_text;
+use crate::pattern::PatternError;
 
 /// The deepest nesting of schemas compiled.
 pub const MAX_DEPTH: usize = 256;
@@ -42,6 +44,10 @@ pub struct Emitter<'d, 'r, 'o> {
     explain_index: FxHashMap<String, usize>,
     /// Diagnostics already recorded: (pointer, keyword, message).
     noted: FxHashSet<(String, String, String)>,
+    /// The "did you mean" hint for each unknown keyword met (a schema often repeats one).
+    hints: FxHashMap<String, String>,
+    /// The rule made for each `pattern` compiled, so a repeated pattern shares it.
+    pattern_rules: FxHashMap<String, Expr>,
     inlining: Vec<Location>,
     depth: usize,
 }
@@ -61,6 +67,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             explain: Vec::new(),
             explain_index: FxHashMap::default(),
             noted: FxHashSet::default(),
+            hints: FxHashMap::default(),
+            pattern_rules: FxHashMap::default(),
             inlining: Vec::new(),
             depth: 0,
         }
@@ -226,9 +234,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 continue;
             }
             if status == KeywordStatus::Unknown {
-                let hint = keywords::suggest(key, keywords::ASSERTIONS)
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_default();
+                let hint = self
+                    .hints
+                    .entry(key.clone())
+                    .or_insert_with(|| {
+                        keywords::suggest(key, keywords::ASSERTIONS)
+                            .map(|s| format!("did you mean `{s}`?"))
+                            .unwrap_or_default()
+                    })
+                    .clone();
                 self.note(&pointer, key, status, hint);
             } else if !self.explain_index.contains_key(&pointer) {
                 self.explain_index
@@ -258,7 +272,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         key: &str,
         at: &Location,
     ) -> Result<Option<u64>, CompileError> {
-        match map.get(key) {
+        match map.kw(key) {
             None => Ok(None),
             Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
                 (Some(v), _) => Ok(Some(v)),
@@ -304,27 +318,44 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Expr::rule(name)
     }
 
+    /// A reference to the rule for the string contents `pattern` matches, compiled the
+    /// first time only: a pattern repeated across the schema shares one rule.
+    ///
+    /// # Errors
+    /// The pattern's [`PatternError`], each time it is asked for.
+    pub fn pattern_rule(&mut self, pattern: &str, at: &Location) -> Result<Expr, PatternError> {
+        if let Some(rule) = self.pattern_rules.get(pattern) {
+            return Ok(rule.clone());
+        }
+        let contents = crate::pattern::pattern_expr(pattern)?;
+        let hint = format!("{}-pattern", self.hint(at));
+        let rule = self.add_rule(&hint, contents);
+        self.pattern_rules.insert(pattern.to_string(), rule.clone());
+        Ok(rule)
+    }
+
     /// Adds fixed-name rules (a building block such as a string format) once, and returns
     /// a reference to the first.
-    pub fn add_named_rules(&mut self, rules: Vec<(String, Expr)>) -> Expr {
+    pub fn add_named_rules(&mut self, rules: &[(String, Expr)]) -> Expr {
         let entry = rules
             .first()
             .map(|(name, _)| name.clone())
             .unwrap_or_default();
         for (name, body) in rules {
-            self.named_rule(name, |_| body);
+            // Cloned only when the grammar lacks the rule.
+            self.named_rule(name, |_| body.clone());
         }
         Expr::rule(entry)
     }
 
     /// A reference to the fixed-name rule `name`, made from `body` the first time only
     /// (a building block shared by every schema in the grammar).
-    pub fn named_rule(&mut self, name: String, body: impl FnOnce(&mut Self) -> Expr) -> Expr {
-        if !self.names.contains(&name) {
+    pub fn named_rule(&mut self, name: &str, body: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        if !self.names.contains(name) {
             let body = body(self);
-            self.names.insert(name.clone());
+            self.names.insert(name.to_string());
             self.rules.push(Rule {
-                name: name.clone(),
+                name: name.to_string(),
                 body,
                 pos: gbnf::Pos::default(),
             });
@@ -574,14 +605,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     ) -> Result<Expr, CompileError> {
         self.explain_keywords(map, at);
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
-            if let Some(reference) = map.get(dynamic).and_then(Value::as_str) {
+            if let Some(reference) = map.kw(dynamic).and_then(Value::as_str) {
                 self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
                 let mut rest = without(map, dynamic);
                 rest.insert("$ref".to_string(), Value::String(reference.to_string()));
                 return self.object_schema(&rest, at);
             }
         }
-        if let Some(reference) = map.get("$ref") {
+        if let Some(reference) = map.kw("$ref") {
             let Some(reference) = reference.as_str() else {
                 return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
             };
@@ -610,7 +641,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 }
             };
         }
-        if let Some(all_of) = map.get("allOf") {
+        if let Some(all_of) = map.kw("allOf") {
             let Some(items) = all_of.as_array() else {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
@@ -642,7 +673,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             return result;
         }
         for key in ["anyOf", "oneOf"] {
-            if let Some(branches) = map.get(key) {
+            if let Some(branches) = map.kw(key) {
                 return self.alternatives(map, key, branches, at);
             }
         }
@@ -657,7 +688,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &'m Map<String, Value>,
         at: &Location,
     ) -> Result<Cow<'m, Map<String, Value>>, CompileError> {
-        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+        if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
             let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
             if only_ref {
                 let target = self.doc.resolve(at, reference)?;
@@ -671,7 +702,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// The location a reference-only member would be inlined from, if any.
     fn inline_target(&self, map: &Map<String, Value>, at: &Location) -> Option<Location> {
-        let reference = map.get("$ref").and_then(Value::as_str)?;
+        let reference = map.kw("$ref").and_then(Value::as_str)?;
         if !map.keys().all(|k| k == "$ref" || is_annotation(k)) {
             return None;
         }
@@ -704,7 +735,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &'m Map<String, Value>,
         at: &Location,
     ) -> Cow<'m, Map<String, Value>> {
-        if !map.iter().any(|(key, child)| holds_refs(key, child, 0)) && !map.contains_key("$ref") {
+        if !map.iter().any(|(key, child)| holds_refs(key, child, 0)) && !map.has("$ref") {
             return Cow::Borrowed(map);
         }
         let mut out = map.clone();
@@ -772,8 +803,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("`{key}` must be an array of schemas"),
             ));
         };
-        let base = without(map, key);
-        let base_constrains = base.keys().any(|k| is_known(k) && !is_annotation(k));
+        // The rest of the schema is copied only when it constrains the branches.
+        let base_constrains = map
+            .keys()
+            .any(|k| k != key && is_known(k) && !is_annotation(k));
+        let base = if base_constrains {
+            without(map, key)
+        } else {
+            Map::new()
+        };
         let mut arms = Vec::new();
         // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
         let one_of = key == "oneOf";
@@ -833,13 +871,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// A schema without `$ref`, `allOf`, `anyOf`, `oneOf`.
     fn plain(&mut self, map: &Map<String, Value>, at: &Location) -> Result<Expr, CompileError> {
         let mut types = self.types(map, at)?;
-        if let Some(not) = map.get("not") {
+        if let Some(not) = map.kw("not") {
             self.not(not, &mut types, at)?;
         }
-        if map.contains_key("if") && (map.contains_key("then") || map.contains_key("else")) {
+        if map.has("if") && (map.has("then") || map.has("else")) {
             self.validation_only(at, "if", "conditional schemas are checked after generation")?;
         }
-        if map.contains_key("enum") || map.contains_key("const") {
+        if map.has("enum") || map.has("const") {
             return self.literals(map, &types, at);
         }
         if types.is_empty() {
@@ -879,7 +917,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &Map<String, Value>,
         at: &Location,
     ) -> Result<Vec<&'static str>, CompileError> {
-        let named: Vec<String> = match map.get("type") {
+        let named: Vec<String> = match map.kw("type") {
             None => {
                 return Ok(vec![
                     "null", "boolean", "object", "array", "number", "string",
@@ -938,7 +976,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
     ) -> Result<(), CompileError> {
         match not {
-            Value::Object(inner) if inner.len() == 1 && inner.contains_key("type") => {
+            Value::Object(inner) if inner.len() == 1 && inner.has("type") => {
                 let excluded = self.types(inner, &at.child("not"))?;
                 if excluded.contains(&"integer")
                     && types.contains(&"number")
@@ -970,13 +1008,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         types: &[&str],
         at: &Location,
     ) -> Result<Expr, CompileError> {
-        let mut values: Vec<Value> = match map.get("enum") {
+        let mut values: Vec<Value> = match map.kw("enum") {
             Some(Value::Array(values)) => values.clone(),
             Some(_) => return Err(self.invalid(&at.child("enum"), "`enum` must be an array")),
             None => Vec::new(),
         };
-        if let Some(c) = map.get("const") {
-            values = if map.contains_key("enum") {
+        if let Some(c) = map.kw("const") {
+            values = if map.has("enum") {
                 values
                     .into_iter()
                     .filter(|v| super::merge::json_equal(v, c))
@@ -1021,7 +1059,7 @@ static CANONICAL_ESCAPE: LazyLock<Expr> = LazyLock::new(|| {
 });
 
 /// The schema `true`, for places that hold no schema.
-static TRUE: Value = Value::Bool(true);
+pub static TRUE: Value = Value::Bool(true);
 
 /// The shared rule names.
 const SHARED: &[&str] = &[
@@ -1047,7 +1085,7 @@ fn holds_refs(key: &str, value: &Value, depth: usize) -> bool {
     }
     match value {
         Value::Object(map) => {
-            matches!(map.get("$ref"), Some(Value::String(_)))
+            matches!(map.kw("$ref"), Some(Value::String(_)))
                 || map
                     .iter()
                     .any(|(key, child)| holds_refs(key, child, depth + 1))
@@ -1104,7 +1142,7 @@ fn pairwise_disjoint(branches: &[Cow<'_, Map<String, Value>>]) -> bool {
 
 fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     let types = |m: &Map<String, Value>| -> Option<Vec<String>> {
-        let mut set: Vec<String> = match m.get("type")? {
+        let mut set: Vec<String> = match m.kw("type")? {
             Value::String(s) => vec![s.clone()],
             Value::Array(items) => items
                 .iter()
@@ -1123,10 +1161,10 @@ fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
         }
     }
     let literal_values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
-        if let Some(c) = m.get("const") {
+        if let Some(c) = m.kw("const") {
             return Some(vec![c.clone()]);
         }
-        m.get("enum").and_then(Value::as_array).cloned()
+        m.kw("enum").and_then(Value::as_array).cloned()
     };
     if let (Some(va), Some(vb)) = (literal_values(a), literal_values(b)) {
         if va
@@ -1136,9 +1174,9 @@ fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
             return true;
         }
     }
-    let props = |m: &Map<String, Value>| m.get("properties").and_then(Value::as_object).cloned();
+    let props = |m: &Map<String, Value>| m.kw("properties").and_then(Value::as_object).cloned();
     let required = |m: &Map<String, Value>, k: &str| {
-        m.get("required")
+        m.kw("required")
             .and_then(Value::as_array)
             .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(k)))
     };

@@ -83,6 +83,20 @@ pub fn entry_rule(format: &str) -> String {
 /// assert!(format_rules("color").is_none());
 /// ```
 pub fn format_rules(format: &str) -> Option<Vec<(String, Expr)>> {
+    built_rules(format).map(<[_]>::to_vec)
+}
+
+/// [`format_rules`] as built once per process: the rules never change, so a compile
+/// clones them rather than building them again.
+pub fn built_rules(format: &str) -> Option<&'static [(String, Expr)]> {
+    static BUILT: std::sync::LazyLock<Vec<Vec<(String, Expr)>>> =
+        std::sync::LazyLock::new(|| FORMATS.iter().map(|f| build_rules(f)).collect());
+    let index = FORMATS.iter().position(|f| *f == format)?;
+    BUILT.get(index).map(Vec::as_slice)
+}
+
+/// Builds `format`'s rules (one of [`FORMATS`]; any other gives no rules).
+fn build_rules(format: &str) -> Vec<(String, Expr)> {
     let mut b = Rules::new(&entry_rule(format));
     match format {
         "date" => date(&mut b),
@@ -96,9 +110,9 @@ pub fn format_rules(format: &str) -> Option<Vec<(String, Expr)>> {
         "uuid" => uuid(&mut b),
         "uri" => uri(&mut b),
         "uri-reference" => uri_reference(&mut b),
-        _ => return None,
+        _ => return Vec::new(),
     }
-    Some(b.finish())
+    b.finish()
 }
 
 /// A complete grammar for a JSON string in `format`: `root ::= "\"" fmt-<format> "\""`

@@ -86,14 +86,37 @@ pub const TYPES: &[&str] = &[
     "null", "boolean", "object", "array", "number", "integer", "string",
 ];
 
+/// What a keyword is to gbnfc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Annotation,
+    Assertion,
+}
+
+/// [`ANNOTATIONS`] and [`ASSERTIONS`] by name: every key of every schema object is looked
+/// up, so a hash beats scanning seventy names.
+fn kind(keyword: &str) -> Option<Kind> {
+    static KINDS: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, Kind>> =
+        std::sync::LazyLock::new(|| {
+            let annotations = ANNOTATIONS.iter().map(|k| (*k, Kind::Annotation));
+            // An assertion listed as an annotation too stays an annotation.
+            let assertions = ASSERTIONS
+                .iter()
+                .filter(|k| !ANNOTATIONS.contains(k))
+                .map(|k| (*k, Kind::Assertion));
+            assertions.chain(annotations).collect()
+        });
+    KINDS.get(keyword).copied()
+}
+
 /// Is `keyword` an annotation (including `x-…` extensions)?
 pub fn is_annotation(keyword: &str) -> bool {
-    keyword.starts_with("x-") || ANNOTATIONS.contains(&keyword)
+    keyword.starts_with("x-") || kind(keyword) == Some(Kind::Annotation)
 }
 
 /// Is `keyword` one gbnfc knows?
 pub fn is_known(keyword: &str) -> bool {
-    is_annotation(keyword) || ASSERTIONS.contains(&keyword)
+    keyword.starts_with("x-") || kind(keyword).is_some()
 }
 
 /// The known word closest to `word` (edit distance at most 2), for "did you mean".

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::keywords::is_annotation;
+use super::lookup::Lookup;
 
 /// The result of a merge: the merged schema, and the keywords it could not intersect.
 pub struct Merged {
@@ -32,20 +33,18 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         .iter()
         .any(|k| m.contains_key(*k))
     };
-    if (a.contains_key("patternProperties") && keyed(b))
-        || (b.contains_key("patternProperties") && keyed(a))
-    {
+    if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(a)) {
         conflicts.push("patternProperties".to_string());
     }
     // What is "unevaluated" depends on the schemas around it: merging changes it.
     for key in ["unevaluatedProperties", "unevaluatedItems"] {
-        let relevant = |m: &Map<String, Value>| m.get(key).is_some_and(|v| v != &Value::Bool(true));
+        let relevant = |m: &Map<String, Value>| m.kw(key).is_some_and(|v| v != &Value::Bool(true));
         if relevant(a) || relevant(b) {
             conflicts.push(key.to_string());
         }
     }
     for (key, vb) in b {
-        let Some(va) = a.get(key) else {
+        let Some(va) = a.kw(key) else {
             if !out.contains_key(key) {
                 out.insert(key.clone(), vb.clone());
             }
@@ -133,13 +132,13 @@ fn all_of(a: &Value, b: &Value) -> Value {
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
 /// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
 fn cross_items(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
-    let (Some(Value::Array(_)), Some(items)) = (a.get("prefixItems"), b.get("items")) else {
+    let (Some(Value::Array(_)), Some(items)) = (a.kw("prefixItems"), b.kw("items")) else {
         return;
     };
-    if b.contains_key("prefixItems") || items.is_array() || items == &Value::Bool(true) {
+    if b.has("prefixItems") || items.is_array() || items == &Value::Bool(true) {
         return;
     }
-    if let Some(Value::Array(prefix)) = out.get("prefixItems").cloned() {
+    if let Some(Value::Array(prefix)) = out.kw("prefixItems").cloned() {
         let merged: Vec<Value> = prefix.iter().map(|p| all_of(p, items)).collect();
         out.insert("prefixItems".to_string(), Value::Array(merged));
     }
@@ -148,18 +147,18 @@ fn cross_items(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<Str
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
 fn cross_additional(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
-    let Some(additional) = a.get("additionalProperties") else {
+    let Some(additional) = a.kw("additionalProperties") else {
         return;
     };
-    if additional == &Value::Bool(true) || a.contains_key("patternProperties") {
+    if additional == &Value::Bool(true) || a.has("patternProperties") {
         return;
     }
-    let a_props = a.get("properties").and_then(Value::as_object);
-    let Some(b_props) = b.get("properties").and_then(Value::as_object) else {
+    let a_props = a.kw("properties").and_then(Value::as_object);
+    let Some(b_props) = b.kw("properties").and_then(Value::as_object) else {
         return;
     };
     let mut merged_props = out
-        .get("properties")
+        .kw("properties")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
@@ -243,7 +242,7 @@ fn merge_keyed(a: &Value, b: &Value, combine: fn(&Value, &Value) -> Value) -> Op
     let (ma, mb) = (a.as_object()?, b.as_object()?);
     let mut out = ma.clone();
     for (k, vb) in mb {
-        let merged = match ma.get(k) {
+        let merged = match ma.kw(k) {
             Some(va) => combine(va, vb),
             None => vb.clone(),
         };
@@ -265,8 +264,8 @@ fn merge_prefix(a: &Value, b: &Value) -> Option<Value> {
 /// `enum`/`const` on both sides: the values common to both, as one `enum`.
 fn merge_enums(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
     let values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
-        let mut v: Option<Vec<Value>> = m.get("enum").and_then(Value::as_array).cloned();
-        if let Some(c) = m.get("const") {
+        let mut v: Option<Vec<Value>> = m.kw("enum").and_then(Value::as_array).cloned();
+        if let Some(c) = m.kw("const") {
             v = Some(match v {
                 Some(list) => list.into_iter().filter(|x| json_equal(x, c)).collect(),
                 None => vec![c.clone()],

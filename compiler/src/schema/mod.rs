@@ -19,6 +19,7 @@ pub mod document;
 pub mod emit;
 pub mod formats;
 pub mod keywords;
+pub mod lookup;
 pub mod merge;
 pub mod numeric;
 pub mod objects;

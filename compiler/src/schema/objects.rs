@@ -21,7 +21,9 @@ use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::emit::Emitter;
+use super::lookup::Lookup;
 use super::CompileError;
+use crate::gbnf::ast::CompactString;
 use crate::gbnf::{Expr, Grammar};
 use crate::json_text::{self, encode_str};
 use crate::recognize::Recognizer;
@@ -48,12 +50,12 @@ pub fn object(
     at: &Location,
 ) -> Result<Expr, CompileError> {
     // Copied only when `patternProperties` merges schemas into it.
-    let properties: Cow<'_, Map<String, Value>> = match map.get("properties") {
+    let properties: Cow<'_, Map<String, Value>> = match map.kw("properties") {
         None => Cow::Owned(Map::new()),
         Some(Value::Object(p)) => Cow::Borrowed(p),
         Some(_) => return Err(e.invalid(&at.child("properties"), "`properties` must be an object")),
     };
-    let required: Vec<String> = match map.get("required") {
+    let required: Vec<String> = match map.kw("required") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
@@ -67,8 +69,8 @@ pub fn object(
         }
     };
     let additional: Value = match (
-        map.get("additionalProperties"),
-        map.get("unevaluatedProperties"),
+        map.kw("additionalProperties"),
+        map.kw("unevaluatedProperties"),
     ) {
         (Some(v), _) => v.clone(),
         // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
@@ -81,14 +83,14 @@ pub fn object(
     let mut properties = properties;
     let mut pattern_arms: Vec<(Expr, Value)> = Vec::new();
     let mut pattern_schemas_for: Vec<(String, Value)> = Vec::new();
-    if let Some(patterns) = map.get("patternProperties") {
+    if let Some(patterns) = map.kw("patternProperties") {
         let Some(patterns) = patterns.as_object() else {
             return Err(e.invalid(
                 &at.child("patternProperties"),
                 "`patternProperties` must be an object",
             ));
         };
-        if map.contains_key("propertyNames") {
+        if map.has("propertyNames") {
             e.validation_only(
                 at,
                 "propertyNames",
@@ -139,7 +141,7 @@ pub fn object(
         extras_allowed = false;
     }
     let mut names_schema: Option<Value> = None;
-    match map.get("propertyNames") {
+    match map.kw("propertyNames") {
         None | Some(Value::Bool(true)) => {}
         Some(Value::Bool(false)) => {
             extras_allowed = false;
@@ -572,7 +574,7 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
 /// another character and anything, or all of it and more.
 fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char], any_run: &Expr) -> Expr {
     let mut arms = Vec::with_capacity(suffix.len() + 1);
-    let mut prefix = String::new();
+    let mut prefix = CompactString::default();
     for &c in suffix {
         let stop_or_turn = Expr::repeat(other_start(e, &[c], any_run), 0, Some(1));
         arms.push(Expr::seq([Expr::literal(prefix.clone()), stop_or_turn]));
@@ -602,7 +604,7 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -
     if excluded.len() > 16 {
         return body(e);
     }
-    let mut name = String::from(OTHER_START_PREFIX);
+    let mut name = CompactString::const_new(OTHER_START_PREFIX);
     for c in excluded {
         if c.is_ascii_alphanumeric() {
             name.push(*c);
@@ -610,7 +612,7 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -
             name.push_str(&format!("-{:x}-", u32::from(*c)));
         }
     }
-    e.named_rule(name, body)
+    e.named_rule(&name, body)
 }
 
 /// The prefix of [`other_start`]'s rule names, which no other rule name may take.

@@ -5,6 +5,7 @@ use serde_json::{Map, Number, Value};
 use super::arrays::bounded_repeat;
 use super::document::Location;
 use super::emit::Emitter;
+use super::lookup::Lookup;
 use super::numeric::{self, NumericError};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -35,11 +36,11 @@ pub fn string(
         ));
     }
     let quote = Expr::literal("\"");
-    if let Some(pattern) = map.get("pattern") {
+    if let Some(pattern) = map.kw("pattern") {
         let Some(pattern) = pattern.as_str() else {
             return Err(e.invalid(&at.child("pattern"), "`pattern` must be a string"));
         };
-        match crate::pattern::pattern_expr(pattern) {
+        match e.pattern_rule(pattern, at) {
             Ok(contents) => {
                 if min > 0 || max.is_some() {
                     e.validation_only(
@@ -48,15 +49,13 @@ pub fn string(
                         "lengths beside a `pattern` are checked after generation",
                     )?;
                 }
-                if map.contains_key("format") {
+                if map.has("format") {
                     e.validation_only(
                         at,
                         "format",
                         "a `format` beside a `pattern` is checked after generation",
                     )?;
                 }
-                let hint = format!("{}-pattern", e.hint(at));
-                let contents = e.add_rule(&hint, contents);
                 return Ok(Expr::seq([quote.clone(), contents, quote]));
             }
             Err(PatternError::Empty) => {
@@ -74,9 +73,9 @@ pub fn string(
             }
         }
     }
-    if let Some(format) = map.get("format").and_then(Value::as_str) {
-        if !map.contains_key("pattern") {
-            if let Some(rules) = super::formats::format_rules(format) {
+    if let Some(format) = map.kw("format").and_then(Value::as_str) {
+        if !map.has("pattern") {
+            if let Some(rules) = super::formats::built_rules(format) {
                 if min > 0 || max.is_some() {
                     e.validation_only(
                         at,
@@ -141,10 +140,10 @@ pub fn number(
     let (mut exclusive_minimum, mut exclusive_maximum) =
         (bound("exclusiveMinimum")?, bound("exclusiveMaximum")?);
     // draft-04: `exclusiveMinimum: true` makes `minimum` exclusive.
-    if map.get("exclusiveMinimum") == Some(&Value::Bool(true)) {
+    if map.kw("exclusiveMinimum") == Some(&Value::Bool(true)) {
         exclusive_minimum = minimum.take();
     }
-    if map.get("exclusiveMaximum") == Some(&Value::Bool(true)) {
+    if map.kw("exclusiveMaximum") == Some(&Value::Bool(true)) {
         exclusive_maximum = maximum.take();
     }
     let bounded = minimum.is_some()
@@ -156,7 +155,7 @@ pub fn number(
     let too_complex = |e: &mut Emitter<'_, '_, '_>, key: &str, err: NumericError| {
         e.validation_only(at, key, format!("checked after generation: {err}"))
     };
-    let step = match map.get("multipleOf") {
+    let step = match map.kw("multipleOf") {
         None => None,
         Some(Value::Number(m)) if m.as_f64().is_some_and(|v| v > 0.0) => {
             let integral_step = m.as_f64().is_some_and(|v| v.fract() == 0.0);

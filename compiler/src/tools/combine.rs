@@ -129,7 +129,7 @@ fn rename_refs(expr: &mut Expr, renames: &HashMap<&str, String>) {
         match e {
             Expr::Ref { name, .. } => {
                 if let Some(new) = renames.get(name.as_str()) {
-                    *name = new.clone();
+                    *name = new.as_str().into();
                 }
             }
             Expr::Alt(items) | Expr::Seq(items) => stack.extend(items.iter_mut()),
