@@ -119,6 +119,28 @@ fn validation_only_keywords_are_reported_not_dropped() {
 }
 
 #[test]
+fn diagnostics_inside_merged_schemas_name_where_the_keyword_was_written() {
+    // allOf merges its members, and the anyOf branches are each merged with the `not`:
+    // the compiled objects are made up, the pointers must still be the user's.
+    let out = gbnfc(
+        &["compile", "-"],
+        r#"{"allOf":[{"anyOf":[{"type":"integer"},{"type":"string","colour":1}]},{"not":{"const":3}}]}"#,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("/allOf/1/not: `not`"), "{err}");
+    assert!(err.contains("/allOf/0/anyOf/1/colour: unknown"), "{err}");
+    assert!(!err.contains("/anyOf/1/not"), "{err}");
+    // A property whose name a pattern matches satisfies both schemas.
+    let out = gbnfc(
+        &["compile", "-"],
+        r#"{"type":"object","properties":{"day":{"type":"string"}},"patternProperties":{"^d":{"type":"string","format":"date","pattern":"^2"}}}"#,
+    );
+    let err = stderr(&out);
+    assert!(err.contains("/patternProperties/^d/format"), "{err}");
+}
+
+#[test]
 fn deep_and_huge_schemas_end_with_a_result_or_an_error() {
     let deep = format!("{}{{}}{}", "{\"items\":".repeat(10_000), "}".repeat(10_000));
     let out = gbnfc(&["compile", "-"], &deep);

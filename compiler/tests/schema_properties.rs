@@ -1043,6 +1043,16 @@ fn clip(text: &str, n: usize) -> String {
     }
 }
 
+/// Whether a diagnostic's pointer names a place the user wrote: it resolves in the
+/// schema, or its parent does (a keyword the schema leaves out, such as an absent
+/// `additionalProperties` that extra keys fall under).
+fn names_a_written_place(schema: &Value, pointer: &str) -> bool {
+    schema.pointer(pointer).is_some()
+        || pointer
+            .rsplit_once('/')
+            .is_some_and(|(parent, _)| schema.pointer(parent).is_some())
+}
+
 fn check_schema(
     schema: &Value,
     seed: u64,
@@ -1066,6 +1076,11 @@ fn check_schema(
         Ok(compiled) => compiled,
         Err(CompileError::Unsatisfiable { pointer, message }) => {
             stats.unsatisfiable += 1;
+            if !names_a_written_place(schema, &pointer) {
+                return Err(TestCaseError::fail(format!(
+                    "unsatisfiable at {pointer}, which is not in the schema\nschema: {pretty}"
+                )));
+            }
             for candidate in candidates() {
                 if validator.is_valid(&candidate) {
                     return Err(TestCaseError::fail(format!(
@@ -1082,6 +1097,16 @@ fn check_schema(
         }
     };
     stats.compiled += 1;
+    if let Some(d) = compiled
+        .diagnostics
+        .iter()
+        .find(|d| !names_a_written_place(schema, &d.pointer))
+    {
+        return Err(TestCaseError::fail(format!(
+            "a diagnostic names {}, which is not in the schema: {d:?}\nschema: {pretty}",
+            d.pointer
+        )));
+    }
     let needs_validation = compiled.needs_validation();
     if needs_validation {
         stats.needs_validation += 1;

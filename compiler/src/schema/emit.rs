@@ -19,6 +19,7 @@ use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
 use super::merge::merge;
+use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::{self, Expr, Grammar, Rule};
 use crate::json_text;
@@ -49,6 +50,9 @@ pub struct Emitter<'d, 'r, 'o> {
     /// The rule made for each `pattern` compiled, so a repeated pattern shares it.
     pattern_rules: FxHashMap<String, Expr>,
     inlining: Vec<Location>,
+    /// The merged schema objects being compiled, outermost first: diagnostics inside
+    /// them are led back to where their keywords were written.
+    merges: Vec<MergeSite>,
     depth: usize,
 }
 
@@ -70,6 +74,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             hints: FxHashMap::default(),
             pattern_rules: FxHashMap::default(),
             inlining: Vec::new(),
+            merges: Vec::new(),
             depth: 0,
         }
     }
@@ -163,7 +168,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         keyword: &str,
         message: impl Into<String>,
     ) -> Result<(), CompileError> {
-        let pointer = at.child(keyword).describe(self.doc);
+        let pointer = self.place(&at.child(keyword));
         let message = message.into();
         if self.options.strict {
             return Err(CompileError::Strict {
@@ -179,8 +184,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// Records that the grammar accepts a subset of what `keyword` allows (sound, not
     /// complete), with the reason.
     pub fn restricted(&mut self, at: &Location, keyword: &str, message: impl Into<String>) {
-        let pointer = at.child(keyword).describe(self.doc);
+        let pointer = self.place(&at.child(keyword));
         self.note(&pointer, keyword, KeywordStatus::Restricted, message.into());
+    }
+
+    /// How a diagnostic names `at`: the pointer (and document) where the user wrote it,
+    /// also inside a schema made by merging ([`provenance`]).
+    fn place(&self, at: &Location) -> String {
+        if self.merges.is_empty() {
+            at.describe(self.doc)
+        } else {
+            provenance::original(&self.merges, at).describe(self.doc)
+        }
     }
 
     fn note(&mut self, pointer: &str, keyword: &str, status: KeywordStatus, message: String) {
@@ -229,7 +244,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             if status != KeywordStatus::Unknown && !self.options.explain {
                 continue;
             }
-            let pointer = at.child(key).describe(self.doc);
+            let pointer = self.place(&at.child(key));
             if !self.explained.insert((pointer.clone(), key.clone())) {
                 continue;
             }
@@ -292,7 +307,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An error for an input that is not a valid schema.
     pub fn invalid(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Invalid {
-            pointer: at.describe(self.doc),
+            pointer: self.place(at),
             message: message.into(),
         }
     }
@@ -300,7 +315,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An error for a schema that accepts nothing.
     pub fn unsatisfiable(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Unsatisfiable {
-            pointer: at.describe(self.doc),
+            pointer: self.place(at),
             message: message.into(),
         }
     }
@@ -586,7 +601,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 if self.depth > MAX_DEPTH {
                     self.depth -= 1;
                     return Err(CompileError::TooLarge {
-                        pointer: at.describe(self.doc),
+                        pointer: self.place(at),
                         message: format!("schemas nested more than {MAX_DEPTH} deep"),
                     });
                 }
@@ -609,7 +624,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
                 let mut rest = without(map, dynamic);
                 rest.insert("$ref".to_string(), Value::String(reference.to_string()));
-                return self.object_schema(&rest, at);
+                let mut origins = provenance::written_at(&rest, at);
+                origins.insert("$ref".to_string(), Some(at.child(dynamic)));
+                return self.merged_schema(&rest, origins, at, at.child(dynamic));
             }
         }
         if let Some(reference) = map.kw("$ref") {
@@ -626,9 +643,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let rest = without(map, "$ref");
             return match self.inline(&target)? {
                 Some(target_map) => {
-                    let merged = self.merge_at(&rest, &target_map, at, "$ref")?;
+                    let rest_origins = provenance::written_at(&rest, at);
+                    let (merged, origins) =
+                        self.merge_at(&rest, &rest_origins, &target_map, &target, at, "$ref")?;
                     self.inlining.push(target);
-                    let result = self.object_schema(&merged, at);
+                    let result = self.merged_schema(&merged, origins, at, at.child("$ref"));
                     self.inlining.pop();
                     result
                 }
@@ -646,10 +665,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
             let mut merged = without(map, "allOf");
+            let mut origins = provenance::written_at(&merged, at);
             let mut inlined = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let item_at = at.child("allOf").index(i);
-                let item_map = match item {
+                let (item_map, written) = match item {
                     Value::Bool(true) => continue,
                     Value::Bool(false) => {
                         return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
@@ -662,13 +682,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     }
                     _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
                 };
-                merged = self.merge_at(&merged, &item_map, &item_at, "allOf")?;
+                (merged, origins) =
+                    self.merge_at(&merged, &origins, &item_map, &written, at, "allOf")?;
             }
             // While the merged schema compiles, the targets inlined into it must not be
             // inlined again (a reference back to them stays a reference).
             let depth = self.inlining.len();
             self.inlining.extend(inlined);
-            let result = self.object_schema(&merged, at);
+            let result = self.merged_schema(&merged, origins, at, at.child("allOf"));
             self.inlining.truncate(depth);
             return result;
         }
@@ -682,22 +703,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
     /// merged elsewhere, those must be absolute. Returns the map with its own `$ref`
-    /// inlined when it is only a reference.
+    /// inlined when it is only a reference, and where the returned map was written
+    /// (`at`, or the inlined target).
     fn absolutize<'m>(
         &mut self,
         map: &'m Map<String, Value>,
         at: &Location,
-    ) -> Result<Cow<'m, Map<String, Value>>, CompileError> {
+    ) -> Result<(Cow<'m, Map<String, Value>>, Location), CompileError> {
         if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
             let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
             if only_ref {
                 let target = self.doc.resolve(at, reference)?;
                 if let Some(inlined) = self.inline(&target)? {
-                    return Ok(Cow::Owned(inlined));
+                    return Ok((Cow::Owned(inlined), target));
                 }
             }
         }
-        Ok(self.with_absolute_refs(map, at))
+        Ok((self.with_absolute_refs(map, at), at.clone()))
     }
 
     /// The location a reference-only member would be inlined from, if any.
@@ -746,10 +768,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     fn merge_at(
         &mut self,
         a: &Map<String, Value>,
+        a_origins: &Origins,
         b: &Map<String, Value>,
+        b_at: &Location,
         at: &Location,
         keyword: &str,
-    ) -> Result<Map<String, Value>, CompileError> {
+    ) -> Result<(Map<String, Value>, Origins), CompileError> {
         let merged = merge(a, b);
         for conflict in &merged.conflicts {
             self.validation_only(
@@ -758,7 +782,51 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("`{conflict}` appears on both sides and cannot be intersected exactly"),
             )?;
         }
-        Ok(merged.schema)
+        let origins = provenance::of_merge(&merged, a, a_origins, b, b_at);
+        Ok((merged.schema, origins))
+    }
+
+    /// Values valid under every one of `members` (each a schema and where it was written),
+    /// compiled at `at` as a made-up `{"allOf": [..]}`.
+    ///
+    /// # Errors
+    /// See [`CompileError`].
+    pub fn all_of_written(
+        &mut self,
+        members: &[(Value, Location)],
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        if let [(schema, written)] = members {
+            return self.schema(schema, written);
+        }
+        let places: Vec<Location> = members.iter().map(|(_, place)| place.clone()).collect();
+        let mut map = Map::new();
+        map.insert(
+            "allOf".to_string(),
+            Value::Array(members.iter().map(|(schema, _)| schema.clone()).collect()),
+        );
+        let origins = provenance::members_written_at(&places);
+        self.merged_schema(&map, origins, at, at.clone())
+    }
+
+    /// Compiles `merged`, a schema object made by merging, at `at`; diagnostics inside it
+    /// name where its keywords were written (`origins`), or `combined_at` for a keyword
+    /// the merge combined.
+    fn merged_schema(
+        &mut self,
+        merged: &Map<String, Value>,
+        origins: Origins,
+        at: &Location,
+        combined_at: Location,
+    ) -> Result<Expr, CompileError> {
+        self.merges.push(MergeSite {
+            at: at.clone(),
+            origins,
+            combined_at,
+        });
+        let result = self.object_schema(merged, at);
+        self.merges.pop();
+        result
     }
 
     /// One named rule per `$ref` target.
@@ -812,6 +880,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         } else {
             Map::new()
         };
+        let base_origins = provenance::written_at(&base, at);
         let mut arms = Vec::new();
         // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
         let one_of = key == "oneOf";
@@ -819,14 +888,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         for (i, branch) in branches.iter().enumerate() {
             let branch_at = at.child(key).index(i);
             let result = if base_constrains {
-                let branch_map = match branch {
-                    Value::Bool(true) => Cow::Owned(Map::new()),
+                let (branch_map, written) = match branch {
+                    Value::Bool(true) => (Cow::Owned(Map::new()), branch_at.clone()),
                     Value::Bool(false) => continue,
                     Value::Object(m) => self.absolutize(m, &branch_at)?,
                     _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
                 };
-                let merged = self.merge_at(&base, &branch_map, &branch_at, key)?;
-                let result = self.object_schema(&merged, &branch_at);
+                let (merged, origins) =
+                    self.merge_at(&base, &base_origins, &branch_map, &written, at, key)?;
+                let result = self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
                 if one_of {
                     merged_branches.push(Cow::Owned(merged));
                 }
@@ -834,7 +904,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             } else {
                 if one_of {
                     match branch {
-                        Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?),
+                        Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?.0),
                         Value::Bool(true) => merged_branches.push(Cow::Owned(Map::new())),
                         _ => {}
                     }

@@ -14,6 +14,10 @@ pub struct Merged {
     pub schema: Map<String, Value>,
     /// Keywords whose intersection is not exact (the first schema's value was kept).
     pub conflicts: Vec<String>,
+    /// Keywords whose value the merge made from both sides (or rewrote); every other
+    /// keyword is the first schema's value or, where only the second has it, the
+    /// second's, unchanged.
+    pub combined: Vec<String>,
 }
 
 /// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
@@ -21,6 +25,7 @@ pub struct Merged {
 pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
     let mut out = a.clone();
     let mut conflicts = Vec::new();
+    let mut combined = Vec::new();
     // Which keys are "additional" depends on the patterns of the same schema object:
     // merging patterns with another side's keys cannot be exact.
     let keyed = |m: &Map<String, Value>| {
@@ -93,6 +98,7 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         match merged {
             Some(value) => {
                 out.insert(key.clone(), value);
+                combined.push(key.clone());
             }
             None if matches!(key.as_str(), "enum" | "const") => {}
             None if key == "anyOf" || key == "oneOf" => {
@@ -101,6 +107,7 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
                 match distribute(va, vb) {
                     Some(pairs) => {
                         out.insert(key.clone(), pairs);
+                        combined.push(key.clone());
                     }
                     None => conflicts.push(key.clone()),
                 }
@@ -108,15 +115,20 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
             None => conflicts.push(key.clone()),
         }
     }
-    merge_enums(a, b, &mut out);
+    if merge_enums(a, b, &mut out) {
+        combined.push("enum".to_string());
+    }
     // Properties that one side declares and the other treats as "additional".
-    cross_additional(a, b, &mut out);
-    cross_additional(b, a, &mut out);
-    cross_items(a, b, &mut out);
-    cross_items(b, a, &mut out);
+    if cross_additional(a, b, &mut out) | cross_additional(b, a, &mut out) {
+        combined.push("properties".to_string());
+    }
+    if cross_items(a, b, &mut out) | cross_items(b, a, &mut out) {
+        combined.push("prefixItems".to_string());
+    }
     Merged {
         schema: out,
         conflicts,
+        combined,
     }
 }
 
@@ -131,31 +143,43 @@ fn all_of(a: &Value, b: &Value) -> Value {
 
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
 /// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
-fn cross_items(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+/// Returns whether `out`'s `prefixItems` changed.
+fn cross_items(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> bool {
     let (Some(Value::Array(_)), Some(items)) = (a.kw("prefixItems"), b.kw("items")) else {
-        return;
+        return false;
     };
     if b.has("prefixItems") || items.is_array() || items == &Value::Bool(true) {
-        return;
+        return false;
     }
-    if let Some(Value::Array(prefix)) = out.kw("prefixItems").cloned() {
-        let merged: Vec<Value> = prefix.iter().map(|p| all_of(p, items)).collect();
-        out.insert("prefixItems".to_string(), Value::Array(merged));
-    }
+    let Some(Value::Array(prefix)) = out.kw("prefixItems").cloned() else {
+        return false;
+    };
+    let merged: Vec<Value> = prefix.iter().map(|p| all_of(p, items)).collect();
+    out.insert("prefixItems".to_string(), Value::Array(merged));
+    true
 }
 
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
-fn cross_additional(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+/// Returns whether `out`'s `properties` were rewritten.
+fn cross_additional(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> bool {
     let Some(additional) = a.kw("additionalProperties") else {
-        return;
+        return false;
     };
     if additional == &Value::Bool(true) || a.has("patternProperties") {
-        return;
+        return false;
     }
     let a_props = a.kw("properties").and_then(Value::as_object);
     let Some(b_props) = b.kw("properties").and_then(Value::as_object) else {
-        return;
+        return false;
     };
     let mut merged_props = out
         .kw("properties")
@@ -173,6 +197,7 @@ fn cross_additional(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Ma
         merged_props.insert(name.clone(), all_of(&current, additional));
     }
     out.insert("properties".to_string(), Value::Object(merged_props));
+    true
 }
 
 /// The largest number of branches distributing two `anyOf`s may produce.
@@ -261,8 +286,13 @@ fn merge_prefix(a: &Value, b: &Value) -> Option<Value> {
     ))
 }
 
-/// `enum`/`const` on both sides: the values common to both, as one `enum`.
-fn merge_enums(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+/// `enum`/`const` on both sides: the values common to both, as one `enum`. Returns
+/// whether `out`'s `enum` was written.
+fn merge_enums(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> bool {
     let values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
         let mut v: Option<Vec<Value>> = m.kw("enum").and_then(Value::as_array).cloned();
         if let Some(c) = m.kw("const") {
@@ -279,10 +309,11 @@ fn merge_enums(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<Str
             .filter(|v| y.iter().any(|w| json_equal(v, w)))
             .collect(),
         (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => return,
+        (None, None) => return false,
     };
     out.remove("const");
     out.insert("enum".to_string(), Value::Array(merged));
+    true
 }
 
 /// JSON Schema equality: numbers compare by value (`1` equals `1.0`).

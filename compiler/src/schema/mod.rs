@@ -23,6 +23,7 @@ pub mod lookup;
 pub mod merge;
 pub mod numeric;
 pub mod objects;
+pub mod provenance;
 pub mod scalars;
 
 use std::fmt;

@@ -17,6 +17,8 @@
 
 use std::borrow::Cow;
 
+use rustc_hash::FxHashMap;
+
 use serde_json::{Map, Value};
 
 use super::document::Location;
@@ -68,21 +70,24 @@ pub fn object(
             ))
         }
     };
-    let additional: Value = match (
+    // The schema of undeclared keys' values, and the keyword it is read from.
+    let (additional, additional_at): (Value, Location) = match (
         map.kw("additionalProperties"),
         map.kw("unevaluatedProperties"),
     ) {
-        (Some(v), _) => v.clone(),
         // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
         // `unevaluatedProperties` governs the undeclared keys.
-        (None, Some(v)) => v.clone(),
-        (None, _) if e.options.closed || e.closed_by_response_format() => Value::Bool(false),
-        (None, _) => Value::Bool(true),
+        (None, Some(v)) => (v.clone(), at.child("unevaluatedProperties")),
+        (Some(v), _) => (v.clone(), at.child("additionalProperties")),
+        (None, _) if e.options.closed || e.closed_by_response_format() => {
+            (Value::Bool(false), at.child("additionalProperties"))
+        }
+        (None, _) => (Value::Bool(true), at.child("additionalProperties")),
     };
     let mut extras_allowed = additional != Value::Bool(false);
-    let mut properties = properties;
-    let mut pattern_arms: Vec<(Expr, Value)> = Vec::new();
-    let mut pattern_schemas_for: Vec<(String, Value)> = Vec::new();
+    let mut pattern_arms: Vec<(Expr, Vec<Written>)> = Vec::new();
+    let mut pattern_schemas_for: Vec<(String, Vec<Written>)> = Vec::new();
+    let mut patterns_of_properties: FxHashMap<String, Vec<Written>> = FxHashMap::default();
     if let Some(patterns) = map.kw("patternProperties") {
         let Some(patterns) = patterns.as_object() else {
             return Err(e.invalid(
@@ -97,13 +102,15 @@ pub fn object(
                 "keys matching `patternProperties` are not checked against it",
             )?;
         }
-        match pattern_properties(patterns, properties.to_mut(), &required, e, at)? {
+        match pattern_properties(patterns, &properties, &required, e, at)? {
             Some(PatternMembers {
                 arms: Some(arms),
                 for_required,
+                for_properties,
             }) => {
                 pattern_arms = arms;
                 pattern_schemas_for = for_required;
+                patterns_of_properties = for_properties;
                 if extras_allowed {
                     e.restricted(
                         at,
@@ -115,8 +122,10 @@ pub fn object(
             Some(PatternMembers {
                 arms: None,
                 for_required,
+                for_properties,
             }) => {
                 pattern_schemas_for = for_required;
+                patterns_of_properties = for_properties;
                 e.restricted(
                     at,
                     "patternProperties",
@@ -207,7 +216,17 @@ pub fn object(
     for (name, schema) in properties.iter() {
         declared.push(name.clone());
         let is_required = required.contains(name);
-        let value = match e.schema(schema, &at.child("properties").child(name)) {
+        let written = at.child("properties").child(name);
+        let compiled = match patterns_of_properties.get(name) {
+            // Declared properties must satisfy every pattern their name matches.
+            Some(patterns) => {
+                let mut all = vec![(schema.clone(), written.clone())];
+                all.extend(patterns.iter().cloned());
+                e.all_of_written(&all, &written)
+            }
+            None => e.schema(schema, &written),
+        };
+        let value = match compiled {
             Ok(value) => value,
             Err(CompileError::Unsatisfiable { .. }) if !is_required => continue,
             Err(err) => return Err(err),
@@ -232,8 +251,8 @@ pub fn object(
         }
         declared.push(name.clone());
         let value = match pattern_schemas_for.iter().find(|(n, _)| n == name) {
-            Some((_, schema)) => e.schema(schema, &at.child("patternProperties"))?,
-            None => e.schema(&additional, &at.child("additionalProperties"))?,
+            Some((_, schemas)) => e.all_of_written(schemas, &at.child("patternProperties"))?,
+            None => e.schema(&additional, &additional_at)?,
         };
         members.push(Member {
             expr: Expr::seq([
@@ -246,7 +265,7 @@ pub fn object(
     }
 
     let extra = if extras_allowed {
-        match e.schema(&additional, &at.child("additionalProperties")) {
+        match e.schema(&additional, &additional_at) {
             Ok(value) => {
                 let key = match &names_schema {
                     Some(names) => match e.schema(names, &at.child("propertyNames")) {
@@ -270,8 +289,8 @@ pub fn object(
         None
     };
     let mut arms: Vec<Expr> = extra.into_iter().collect();
-    for (key, schema) in pattern_arms {
-        match e.schema(&schema, &at.child("patternProperties")) {
+    for (key, schemas) in pattern_arms {
+        match e.all_of_written(&schemas, &at.child("patternProperties")) {
             Ok(value) => arms.push(Expr::seq([
                 Expr::literal("\""),
                 key,
@@ -343,20 +362,26 @@ pub fn object(
 
 /// What `patternProperties` adds to an object's members.
 struct PatternMembers {
-    /// Per pattern, a key expression and the schema its values must satisfy; `None` when
+    /// Per pattern, a key expression and the schemas its values must satisfy; `None` when
     /// a declared or required name matches a pattern (its key could then appear twice), so
     /// no pattern-matched extra keys are generated.
-    arms: Option<Vec<(Expr, Value)>>,
+    arms: Option<Vec<(Expr, Vec<Written>)>>,
     /// The schemas of required names that no property declares but a pattern matches.
-    for_required: Vec<(String, Value)>,
+    for_required: Vec<(String, Vec<Written>)>,
+    /// For each declared property whose name matches patterns, their schemas (which its
+    /// value must satisfy besides its own).
+    for_properties: FxHashMap<String, Vec<Written>>,
 }
 
+/// A schema and where it was written (diagnostics inside it name that place).
+type Written = (Value, Location);
+
 /// The members `patternProperties` makes. Declared properties whose names match a
-/// pattern get its schema merged in. `None` when some pattern is not compiled, leaving
+/// pattern must satisfy its schema too. `None` when some pattern is not compiled, leaving
 /// the caller to restrict and to leave the patterns to validation.
 fn pattern_properties(
     patterns: &Map<String, Value>,
-    properties: &mut Map<String, Value>,
+    properties: &Map<String, Value>,
     required: &[String],
     e: &mut Emitter<'_, '_, '_>,
     at: &Location,
@@ -364,15 +389,16 @@ fn pattern_properties(
     // Declared names are matched against the patterns; without any, no recognizer is
     // needed (the patterns' grammars are checked with the whole grammar).
     let names_to_match = !properties.is_empty() || !required.is_empty();
-    let mut compiled: Vec<(Expr, Value, Option<Recognizer>)> = Vec::new();
+    let mut compiled: Vec<(Expr, Written, Option<Recognizer>)> = Vec::new();
     for (pattern, schema) in patterns {
+        let written = (schema.clone(), at.child("patternProperties").child(pattern));
         match crate::pattern::pattern_expr(pattern) {
-            Ok(expr) if !names_to_match => compiled.push((expr, schema.clone(), None)),
+            Ok(expr) if !names_to_match => compiled.push((expr, written, None)),
             Ok(expr) => {
                 let mut grammar = Grammar::default();
                 grammar.push("root", expr.clone());
                 match Recognizer::new(&grammar) {
-                    Ok(recognizer) => compiled.push((expr, schema.clone(), Some(recognizer))),
+                    Ok(recognizer) => compiled.push((expr, written, Some(recognizer))),
                     Err(_) => return Ok(None),
                 }
             }
@@ -384,43 +410,42 @@ fn pattern_properties(
         r.as_ref()
             .is_some_and(|r| r.recognize(&encode_str(name)).accepted)
     };
+    let matched_by = |name: &str| -> Vec<Written> {
+        compiled
+            .iter()
+            .filter(|(_, _, r)| matches(name, r))
+            .map(|(_, written, _)| written.clone())
+            .collect()
+    };
     // Declared properties must satisfy every pattern their name matches.
-    for (name, schema) in properties.iter_mut() {
-        for (_, pattern_schema, recognizer) in &compiled {
-            if matches(name, recognizer) {
-                *schema = serde_json::json!({"allOf": [schema.clone(), pattern_schema]});
-            }
+    let mut for_properties = FxHashMap::default();
+    for name in properties.keys() {
+        let schemas = matched_by(name);
+        if !schemas.is_empty() {
+            for_properties.insert(name.clone(), schemas);
         }
     }
     let mut for_required = Vec::new();
     for name in required.iter().filter(|r| !properties.contains_key(*r)) {
-        let schemas: Vec<Value> = compiled
-            .iter()
-            .filter(|(_, _, r)| matches(name, r))
-            .map(|(_, s, _)| s.clone())
-            .collect();
+        let schemas = matched_by(name);
         if !schemas.is_empty() {
-            for_required.push((name.clone(), serde_json::json!({ "allOf": schemas })));
+            for_required.push((name.clone(), schemas));
         }
     }
     let declared: Vec<&String> = properties.keys().chain(required.iter()).collect();
     let mut arms = Vec::new();
-    let all_schemas: Vec<Value> = compiled.iter().map(|(_, s, _)| s.clone()).collect();
-    for (expr, schema, recognizer) in &compiled {
+    let all_schemas: Vec<Written> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
+    for (expr, _, recognizer) in &compiled {
         if declared.iter().any(|d| matches(d, recognizer)) {
             // A declared name matches: its key could appear twice; keep to declared keys.
             return Ok(Some(PatternMembers {
                 arms: None,
                 for_required,
+                for_properties,
             }));
         }
         // A key may match several patterns; requiring all their schemas is sound.
-        let value = if compiled.len() == 1 {
-            schema.clone()
-        } else {
-            serde_json::json!({ "allOf": all_schemas })
-        };
-        arms.push((expr.clone(), value));
+        arms.push((expr.clone(), all_schemas.clone()));
     }
     if compiled.len() > 1 {
         e.restricted(
@@ -432,6 +457,7 @@ fn pattern_properties(
     Ok(Some(PatternMembers {
         arms: Some(arms),
         for_required,
+        for_properties,
     }))
 }
 

@@ -1,0 +1,240 @@
+//! Where the keywords of a merged schema were written. `allOf`, a `$ref` with siblings
+//! and `anyOf`/`oneOf` branches beside other keywords compile a schema object that
+//! `merge.rs` made from several others, at the place of the schema that merges them. A
+//! diagnostic inside it would name a place in that made-up object (`/anyOf/1/not` for a
+//! `not` written at `/allOf/1/not`), which the user's document does not have. Each merge
+//! records where every keyword came from ([`MergeSite`]), and [`original`] carries a
+//! place back through the merges, innermost first.
+
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value};
+
+use super::document::{escape_token, Location};
+use super::merge::Merged;
+
+/// For each keyword of a schema object (as a JSON pointer token), where it was written;
+/// `None` for a keyword whose value the merge made from several places. A key of two
+/// tokens (`allOf/1`) names one member of a keyword made up from members written
+/// apart ([`members_written_at`]).
+pub type Origins = FxHashMap<String, Option<Location>>;
+
+/// A merged schema object being compiled.
+pub struct MergeSite {
+    /// Where it is compiled: places below this one name its keywords.
+    pub at: Location,
+    /// Where each of its keywords came from.
+    pub origins: Origins,
+    /// Where to report a place inside a keyword the merge combined: the keyword that
+    /// merges (`/allOf`, `/$ref`, a branch of `anyOf`).
+    pub combined_at: Location,
+}
+
+/// The origins of a schema object written at `at`: each keyword at `at/keyword`.
+pub fn written_at(map: &Map<String, Value>, at: &Location) -> Origins {
+    map.keys()
+        .map(|key| (escape_token(key), Some(at.child(key))))
+        .collect()
+}
+
+/// The origins of `{"allOf": members}`, made up from schemas written at `places`.
+pub fn members_written_at(places: &[Location]) -> Origins {
+    let mut origins: Origins = places
+        .iter()
+        .enumerate()
+        .map(|(i, place)| (format!("allOf/{i}"), Some(place.clone())))
+        .collect();
+    origins.insert("allOf".to_string(), None);
+    origins
+}
+
+/// The origins of a merge of `a` (with `a_origins`) and `b` (written at `b_at`).
+pub fn of_merge(
+    merged: &Merged,
+    a: &Map<String, Value>,
+    a_origins: &Origins,
+    b: &Map<String, Value>,
+    b_at: &Location,
+) -> Origins {
+    merged
+        .schema
+        .keys()
+        .map(|key| {
+            let token = escape_token(key);
+            let origin = if merged.combined.contains(key) {
+                None
+            } else if a.contains_key(key) {
+                a_origins.get(&token).cloned().flatten()
+            } else if b.contains_key(key) {
+                Some(b_at.child(key))
+            } else {
+                None
+            };
+            (token, origin)
+        })
+        .collect()
+}
+
+/// The place in the user's documents that `place`, named inside the merged objects of
+/// `sites` (outermost first), stands for. A place below a keyword the merge combined
+/// becomes that site's `combined_at`; a place outside every site is returned as it is.
+pub fn original(sites: &[MergeSite], place: &Location) -> Location {
+    let mut place = place.clone();
+    for site in sites.iter().rev() {
+        if place.doc != site.at.doc {
+            continue;
+        }
+        let Some(below) = place
+            .pointer
+            .strip_prefix(site.at.pointer.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+        else {
+            continue;
+        };
+        let (token, tail) = below.split_once('/').unwrap_or((below, ""));
+        let (origin, tail) = match site.origins.get(token) {
+            Some(None) if !tail.is_empty() => {
+                // A member of a made-up keyword?
+                let (index, rest) = tail.split_once('/').unwrap_or((tail, ""));
+                match site.origins.get(&format!("{token}/{index}")) {
+                    Some(member) => (member, rest),
+                    None => (&None, tail),
+                }
+            }
+            Some(origin) => (origin, tail),
+            // Not a keyword of the merged object (a `$ref` target below it): a real place.
+            None => continue,
+        };
+        place = match origin {
+            Some(origin) if tail.is_empty() => origin.clone(),
+            Some(origin) => Location {
+                doc: origin.doc,
+                pointer: format!("{}/{tail}", origin.pointer),
+            },
+            None => site.combined_at.clone(),
+        };
+    }
+    place
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::merge::merge;
+
+    fn at(pointer: &str) -> Location {
+        Location {
+            doc: 0,
+            pointer: pointer.to_string(),
+        }
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn keywords_copied_by_a_merge_lead_back_to_where_they_were_written() {
+        // {"allOf": [{"anyOf": [..]}, {"not": ..}]} at the root
+        let a = object(json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
+        let b = object(json!({"not": {"const": 3}, "minimum": 1}));
+        let merged = merge(&a, &b);
+        let origins = of_merge(
+            &merged,
+            &a,
+            &written_at(&a, &at("/allOf/0")),
+            &b,
+            &at("/allOf/1"),
+        );
+        let sites = [MergeSite {
+            at: at(""),
+            origins,
+            combined_at: at("/allOf"),
+        }];
+        assert_eq!(original(&sites, &at("/not")), at("/allOf/1/not"));
+        assert_eq!(
+            original(&sites, &at("/anyOf/1/type")),
+            at("/allOf/0/anyOf/1/type")
+        );
+        // Outside every merged keyword: unchanged.
+        assert_eq!(original(&sites, &at("/$defs/x")), at("/$defs/x"));
+        assert_eq!(original(&sites, &at("/allOfx")), at("/allOfx"));
+    }
+
+    #[test]
+    fn combined_keywords_lead_to_the_merging_keyword() {
+        let a = object(json!({"minimum": 1, "anyOf": [{"type": "integer"}]}));
+        let b = object(json!({"minimum": 2, "anyOf": [{"multipleOf": 2}]}));
+        let merged = merge(&a, &b);
+        let origins = of_merge(
+            &merged,
+            &a,
+            &written_at(&a, &at("/allOf/0")),
+            &b,
+            &at("/allOf/1"),
+        );
+        let sites = [MergeSite {
+            at: at(""),
+            origins,
+            combined_at: at("/allOf"),
+        }];
+        assert_eq!(original(&sites, &at("/minimum")), at("/allOf"));
+        assert_eq!(original(&sites, &at("/anyOf/0/multipleOf")), at("/allOf"));
+    }
+
+    #[test]
+    fn members_of_a_made_up_all_of_lead_to_where_each_was_written() {
+        let sites = [MergeSite {
+            at: at("/properties/a"),
+            origins: members_written_at(&[at("/properties/a"), at("/patternProperties/^a")]),
+            combined_at: at("/properties/a"),
+        }];
+        assert_eq!(
+            original(&sites, &at("/properties/a/allOf/1/format")),
+            at("/patternProperties/^a/format")
+        );
+        assert_eq!(
+            original(&sites, &at("/properties/a/allOf/0")),
+            at("/properties/a")
+        );
+        assert_eq!(
+            original(&sites, &at("/properties/a/allOf")),
+            at("/properties/a")
+        );
+    }
+
+    #[test]
+    fn nested_merges_are_undone_innermost_first() {
+        // The root's allOf is merged at "", then its anyOf branch 1 with the rest at
+        // "/anyOf/1": `not` there came from the root merge's second member.
+        let outer = MergeSite {
+            at: at(""),
+            origins: [
+                ("anyOf".to_string(), Some(at("/allOf/0/anyOf"))),
+                ("not".to_string(), Some(at("/allOf/1/not"))),
+            ]
+            .into_iter()
+            .collect(),
+            combined_at: at("/allOf"),
+        };
+        let inner = MergeSite {
+            at: at("/anyOf/1"),
+            origins: [
+                ("not".to_string(), Some(at("/not"))),
+                ("type".to_string(), Some(at("/anyOf/1/type"))),
+            ]
+            .into_iter()
+            .collect(),
+            combined_at: at("/anyOf/1"),
+        };
+        let sites = [outer, inner];
+        assert_eq!(original(&sites, &at("/anyOf/1/not")), at("/allOf/1/not"));
+        assert_eq!(
+            original(&sites, &at("/anyOf/1/type")),
+            at("/allOf/0/anyOf/1/type")
+        );
+    }
+}
