@@ -841,7 +841,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .as_deref()
             .and_then(|s| at(s, target))
             .unwrap_or(&TRUE);
-        let body = match self.schema(schema, target) {
+        // The target is read where it was written: no merge's made-up places apply.
+        let merges = std::mem::take(&mut self.merges);
+        let body = self.schema(schema, target);
+        self.merges = merges;
+        let body = match body {
             Ok(body) => body,
             Err(err) => {
                 // Forget the name: a later reference must not point at a rule never made.

@@ -47,6 +47,10 @@ pub fn members_written_at(places: &[Location]) -> Origins {
     origins
 }
 
+/// Keywords whose value is an object of schemas by name: when a merge combines one, each
+/// name's schema may still come from one side, and is traced by name.
+const KEYED: [&str; 3] = ["properties", "patternProperties", "dependentSchemas"];
+
 /// The origins of a merge of `a` (with `a_origins`) and `b` (written at `b_at`).
 pub fn of_merge(
     merged: &Merged,
@@ -55,23 +59,51 @@ pub fn of_merge(
     b: &Map<String, Value>,
     b_at: &Location,
 ) -> Origins {
-    merged
-        .schema
-        .keys()
-        .map(|key| {
-            let token = escape_token(key);
-            let origin = if merged.combined.contains(key) {
-                None
-            } else if a.contains_key(key) {
-                a_origins.get(&token).cloned().flatten()
-            } else if b.contains_key(key) {
-                Some(b_at.child(key))
-            } else {
-                None
-            };
-            (token, origin)
-        })
-        .collect()
+    let mut origins = Origins::default();
+    for (key, value) in &merged.schema {
+        let token = escape_token(key);
+        let origin = if merged.combined.contains(key) {
+            None
+        } else if a.contains_key(key) {
+            a_origins.get(&token).cloned().flatten()
+        } else if b.contains_key(key) {
+            Some(b_at.child(key))
+        } else {
+            None
+        };
+        if let (None, Value::Object(members), true) =
+            (&origin, value, KEYED.contains(&key.as_str()))
+        {
+            for (name, schema) in members {
+                let unchanged = |side: &Map<String, Value>| {
+                    side.get(key)
+                        .and_then(|m| m.get(name))
+                        .is_some_and(|v| v == schema)
+                };
+                let member = if unchanged(a) {
+                    member_origin(a_origins, &token, name)
+                } else if unchanged(b) {
+                    Some(b_at.child(key).child(name))
+                } else {
+                    None
+                };
+                origins.insert(format!("{token}/{}", escape_token(name)), member);
+            }
+        }
+        origins.insert(token, origin);
+    }
+    origins
+}
+
+/// Where the schema `name` of the keyed keyword `token` was written, by `origins`.
+fn member_origin(origins: &Origins, token: &str, name: &str) -> Option<Location> {
+    match origins.get(token) {
+        Some(Some(keyword)) => Some(keyword.child(name)),
+        _ => origins
+            .get(&format!("{token}/{}", escape_token(name)))
+            .cloned()
+            .flatten(),
+    }
 }
 
 /// The place in the user's documents that `place`, named inside the merged objects of
@@ -93,7 +125,7 @@ pub fn original(sites: &[MergeSite], place: &Location) -> Location {
         let (token, tail) = below.split_once('/').unwrap_or((below, ""));
         let (origin, tail) = match site.origins.get(token) {
             Some(None) if !tail.is_empty() => {
-                // A member of a made-up keyword?
+                // A member traced on its own (a made-up `allOf`'s, a property's)?
                 let (index, rest) = tail.split_once('/').unwrap_or((tail, ""));
                 match site.origins.get(&format!("{token}/{index}")) {
                     Some(member) => (member, rest),
@@ -183,6 +215,37 @@ mod tests {
         }];
         assert_eq!(original(&sites, &at("/minimum")), at("/allOf"));
         assert_eq!(original(&sites, &at("/anyOf/0/multipleOf")), at("/allOf"));
+    }
+
+    #[test]
+    fn properties_merged_from_both_sides_lead_to_the_side_that_declared_them() {
+        let a = object(json!({"properties": {"x": {"type": "integer"}, "both": {"minimum": 1}}}));
+        let b = object(json!({"properties": {"y": {"type": "string"}, "both": {"maximum": 9}}}));
+        let merged = merge(&a, &b);
+        let origins = of_merge(
+            &merged,
+            &a,
+            &written_at(&a, &at("/allOf/0")),
+            &b,
+            &at("/allOf/1"),
+        );
+        let sites = [MergeSite {
+            at: at(""),
+            origins,
+            combined_at: at("/allOf"),
+        }];
+        assert_eq!(
+            original(&sites, &at("/properties/x/type")),
+            at("/allOf/0/properties/x/type")
+        );
+        assert_eq!(
+            original(&sites, &at("/properties/y/type")),
+            at("/allOf/1/properties/y/type")
+        );
+        assert_eq!(
+            original(&sites, &at("/properties/both/minimum")),
+            at("/allOf")
+        );
     }
 
     #[test]
