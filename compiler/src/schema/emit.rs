@@ -799,13 +799,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if let [(schema, written)] = members {
             return self.schema(schema, written);
         }
-        let places: Vec<Location> = members.iter().map(|(_, place)| place.clone()).collect();
         let mut map = Map::new();
         map.insert(
             "allOf".to_string(),
             Value::Array(members.iter().map(|(schema, _)| schema.clone()).collect()),
         );
-        let origins = provenance::members_written_at(&places);
+        let origins = provenance::members_written_at(members.iter().map(|(_, place)| place));
         self.merged_schema(&map, origins, at, at.clone())
     }
 

@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::document::{escape_token, Location};
+use super::lookup::Lookup;
 use super::merge::Merged;
 
 /// For each keyword of a schema object (as a JSON pointer token), where it was written;
@@ -37,9 +38,9 @@ pub fn written_at(map: &Map<String, Value>, at: &Location) -> Origins {
 }
 
 /// The origins of `{"allOf": members}`, made up from schemas written at `places`.
-pub fn members_written_at(places: &[Location]) -> Origins {
+pub fn members_written_at<'l>(places: impl IntoIterator<Item = &'l Location>) -> Origins {
     let mut origins: Origins = places
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, place)| (format!("allOf/{i}"), Some(place.clone())))
         .collect();
@@ -64,9 +65,9 @@ pub fn of_merge(
         let token = escape_token(key);
         let origin = if merged.combined.contains(key) {
             None
-        } else if a.contains_key(key) {
+        } else if a.has(key) {
             a_origins.get(&token).cloned().flatten()
-        } else if b.contains_key(key) {
+        } else if b.has(key) {
             Some(b_at.child(key))
         } else {
             None
@@ -76,8 +77,8 @@ pub fn of_merge(
         {
             for (name, schema) in members {
                 let unchanged = |side: &Map<String, Value>| {
-                    side.get(key)
-                        .and_then(|m| m.get(name))
+                    side.kw(key)
+                        .and_then(|m| m.kw(name))
                         .is_some_and(|v| v == schema)
                 };
                 let member = if unchanged(a) {
@@ -168,24 +169,29 @@ mod tests {
         value.as_object().cloned().unwrap()
     }
 
+    /// The site of `{"allOf": [a, b]}` at the root, merged.
+    fn root_all_of(a: &Map<String, Value>, b: &Map<String, Value>) -> [MergeSite; 1] {
+        let merged = merge(a, b);
+        let origins = of_merge(
+            &merged,
+            a,
+            &written_at(a, &at("/allOf/0")),
+            b,
+            &at("/allOf/1"),
+        );
+        [MergeSite {
+            at: at(""),
+            origins,
+            combined_at: at("/allOf"),
+        }]
+    }
+
     #[test]
     fn keywords_copied_by_a_merge_lead_back_to_where_they_were_written() {
         // {"allOf": [{"anyOf": [..]}, {"not": ..}]} at the root
         let a = object(json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
         let b = object(json!({"not": {"const": 3}, "minimum": 1}));
-        let merged = merge(&a, &b);
-        let origins = of_merge(
-            &merged,
-            &a,
-            &written_at(&a, &at("/allOf/0")),
-            &b,
-            &at("/allOf/1"),
-        );
-        let sites = [MergeSite {
-            at: at(""),
-            origins,
-            combined_at: at("/allOf"),
-        }];
+        let sites = root_all_of(&a, &b);
         assert_eq!(original(&sites, &at("/not")), at("/allOf/1/not"));
         assert_eq!(
             original(&sites, &at("/anyOf/1/type")),
@@ -200,19 +206,7 @@ mod tests {
     fn combined_keywords_lead_to_the_merging_keyword() {
         let a = object(json!({"minimum": 1, "anyOf": [{"type": "integer"}]}));
         let b = object(json!({"minimum": 2, "anyOf": [{"multipleOf": 2}]}));
-        let merged = merge(&a, &b);
-        let origins = of_merge(
-            &merged,
-            &a,
-            &written_at(&a, &at("/allOf/0")),
-            &b,
-            &at("/allOf/1"),
-        );
-        let sites = [MergeSite {
-            at: at(""),
-            origins,
-            combined_at: at("/allOf"),
-        }];
+        let sites = root_all_of(&a, &b);
         assert_eq!(original(&sites, &at("/minimum")), at("/allOf"));
         assert_eq!(original(&sites, &at("/anyOf/0/multipleOf")), at("/allOf"));
     }
@@ -221,19 +215,7 @@ mod tests {
     fn properties_merged_from_both_sides_lead_to_the_side_that_declared_them() {
         let a = object(json!({"properties": {"x": {"type": "integer"}, "both": {"minimum": 1}}}));
         let b = object(json!({"properties": {"y": {"type": "string"}, "both": {"maximum": 9}}}));
-        let merged = merge(&a, &b);
-        let origins = of_merge(
-            &merged,
-            &a,
-            &written_at(&a, &at("/allOf/0")),
-            &b,
-            &at("/allOf/1"),
-        );
-        let sites = [MergeSite {
-            at: at(""),
-            origins,
-            combined_at: at("/allOf"),
-        }];
+        let sites = root_all_of(&a, &b);
         assert_eq!(
             original(&sites, &at("/properties/x/type")),
             at("/allOf/0/properties/x/type")
