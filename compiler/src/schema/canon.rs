@@ -1,8 +1,10 @@
 //! The canonical text of a JSON value under a schema — what compiled grammars produce:
 //! compact; object keys in `properties` order (the object's own properties first, then
-//! those of `allOf` members in order, then those of `anyOf`/`oneOf` branches in order),
-//! then other keys in their original order; integral numbers written as integers; strings
-//! escaped as serde_json does.
+//! those of `allOf` members in order, then those of the first `anyOf`/`oneOf` branch that
+//! admits the object — judged by `type`, `required`, property `const`/`enum` and
+//! `additionalProperties: false`), then other keys in their original order; array items
+//! under their own or the first array branch's `items`; integral numbers written as
+//! integers; strings escaped as serde_json does.
 
 use serde_json::{Map, Value};
 
@@ -151,7 +153,7 @@ fn write(
     match value {
         Value::Object(members) => {
             let (order, children): (Vec<String>, Vec<(String, Location)>) = match &schema {
-                Some(at) => ordering(at, doc, 0),
+                Some(at) => ordering(at, doc, members, 0),
                 None => (Vec::new(), Vec::new()),
             };
             write_object(members, &order, out, |key, member, out| {
@@ -187,11 +189,14 @@ fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> 
     }
 }
 
-/// Property order and per-property schema locations for the schema at `at`: its own
-/// properties, then `allOf`, `anyOf`, `oneOf` members' (and a sibling `$ref`'s).
+/// Property order and per-property schema locations for the object `members` under the
+/// schema at `at`: its own properties, then those of a sibling `$ref` and of `allOf`
+/// members, then those of the first `anyOf`/`oneOf` branch that [`admits`] the object
+/// (of every branch when none does).
 fn ordering(
     at: &Location,
     doc: &Document<'_>,
+    members: &Map<String, Value>,
     depth: usize,
 ) -> (Vec<String>, Vec<(String, Location)>) {
     let mut order = Vec::new();
@@ -214,17 +219,22 @@ fn ordering(
             subschemas.push(target);
         }
     }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(Value::Array(items)) = map.kw(key) {
-            for i in 0..items.len() {
-                if let Some(target) = resolved(&at.child(key).index(i), doc, 0) {
-                    subschemas.push(target);
-                }
-            }
+    let branches = |key: &str| -> Vec<Location> {
+        let count = map.kw(key).and_then(Value::as_array).map_or(0, Vec::len);
+        (0..count)
+            .filter_map(|i| resolved(&at.child(key).index(i), doc, 0))
+            .collect()
+    };
+    subschemas.extend(branches("allOf"));
+    for key in ["anyOf", "oneOf"] {
+        let all = branches(key);
+        match all.iter().find(|branch| admits(branch, doc, members)) {
+            Some(first) => subschemas.push(first.clone()),
+            None => subschemas.extend(all),
         }
     }
     for sub in subschemas {
-        let (sub_order, sub_children) = ordering(&sub, doc, depth + 1);
+        let (sub_order, sub_children) = ordering(&sub, doc, members, depth + 1);
         for key in sub_order {
             if !order.contains(&key) {
                 order.push(key);
@@ -239,7 +249,59 @@ fn ordering(
     (order, children)
 }
 
+/// Whether the object `members` may be valid under the branch schema at `at`, judged by
+/// the keywords that usually tell branches apart: `type`, `required`, the `const`/`enum`
+/// of a property, and `additionalProperties: false`.
+fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bool {
+    let Some(Value::Object(map)) = doc.get(at) else {
+        return true;
+    };
+    let type_ok = match map.kw("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => true,
+    };
+    let required_ok = map
+        .kw("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .all(|name| members.contains_key(name));
+    let properties = map.kw("properties").and_then(Value::as_object);
+    let literals_ok = properties.into_iter().flatten().all(|(name, schema)| {
+        let Some(value) = members.get(name) else {
+            return true;
+        };
+        let equal = |v: &Value| super::merge::json_equal(v, value);
+        schema.kw("const").is_none_or(equal)
+            && schema
+                .kw("enum")
+                .and_then(Value::as_array)
+                .is_none_or(|options| options.iter().any(equal))
+    });
+    let closed = map.kw("additionalProperties") == Some(&Value::Bool(false))
+        && !map.has("patternProperties");
+    let keys_ok = !closed
+        || members
+            .keys()
+            .all(|k| properties.is_some_and(|p| p.contains_key(k)));
+    type_ok && required_ok && literals_ok && keys_ok
+}
+
+/// The schema of item `index` of an array under the schema at `at`: its own
+/// `prefixItems`/`items`, or else those of the first `allOf`/`anyOf`/`oneOf` branch that
+/// may hold arrays (the branch the grammar compiles such an array with).
 fn item_schema(at: &Location, index: usize, doc: &Document<'_>) -> Option<Location> {
+    item_schema_within(at, index, doc, 0)
+}
+
+fn item_schema_within(
+    at: &Location,
+    index: usize,
+    doc: &Document<'_>,
+    depth: usize,
+) -> Option<Location> {
     let value = doc.get(at)?;
     let map = value.as_object()?;
     let prefix_len = |key: &str| map.kw(key).and_then(Value::as_array).map(Vec::len);
@@ -250,12 +312,35 @@ fn item_schema(at: &Location, index: usize, doc: &Document<'_>) -> Option<Locati
         return map.kw("items").map(|_| at.child("items"));
     }
     match map.kw("items") {
-        Some(Value::Array(items)) if index < items.len() => Some(at.child("items").index(index)),
-        Some(Value::Array(_)) => map
-            .kw("additionalItems")
-            .map(|_| at.child("additionalItems")),
-        Some(_) => Some(at.child("items")),
-        None => None,
+        Some(Value::Array(items)) if index < items.len() => {
+            return Some(at.child("items").index(index))
+        }
+        Some(Value::Array(_)) => {
+            return map
+                .kw("additionalItems")
+                .map(|_| at.child("additionalItems"))
+        }
+        Some(_) => return Some(at.child("items")),
+        None => {}
+    }
+    if depth >= 8 {
+        return None;
+    }
+    ["allOf", "anyOf", "oneOf"]
+        .into_iter()
+        .filter_map(|key| Some((key, map.kw(key)?.as_array()?.len())))
+        .flat_map(|(key, len)| (0..len).map(move |i| at.child(key).index(i)))
+        .filter_map(|branch| resolved(&branch, doc, 0))
+        .filter(|branch| may_hold_arrays(branch, doc))
+        .find_map(|branch| item_schema_within(&branch, index, doc, depth + 1))
+}
+
+/// `false` when the schema at `at` names types and `array` is not one of them.
+fn may_hold_arrays(at: &Location, doc: &Document<'_>) -> bool {
+    match doc.get(at).as_ref().and_then(|s| s.kw("type").cloned()) {
+        Some(Value::String(t)) => t == "array",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "array"),
+        _ => true,
     }
 }
 
@@ -366,5 +451,53 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
         Fit::Unchecked
     } else {
         Fit::Yes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::{json, Value};
+
+    use super::canonical_text;
+    use crate::recognize::Recognizer;
+    use crate::schema::document::Document;
+    use crate::schema::{compile, Options};
+
+    /// The canonical text of `value`, after checking the compiled grammar accepts it.
+    fn accepted_canonical(schema: &Value, value: &Value) -> String {
+        let doc = Document::from_input(schema, None).unwrap();
+        let text = canonical_text(value, &doc);
+        let compiled = compile(schema, &Options::default()).unwrap();
+        let recognizer = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(recognizer.recognize(&text).accepted, "{text}");
+        text
+    }
+
+    #[test]
+    fn keys_follow_the_branch_the_object_belongs_to() {
+        let schema = json!({
+            "type": "object",
+            "oneOf": [
+                {"properties": {"kind": {"const": "a"}, "x": {}}, "required": ["kind"]},
+                {"properties": {"y": {}, "kind": {"enum": ["b"]}}, "required": ["kind"]}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!({"kind": "b", "y": 1}));
+        assert_eq!(text, r#"{"y":1,"kind":"b"}"#);
+        let text = accepted_canonical(&schema, &json!({"x": 1, "kind": "a"}));
+        assert_eq!(text, r#"{"kind":"a","x":1}"#);
+    }
+
+    #[test]
+    fn array_items_follow_the_array_branch() {
+        let schema = json!({
+            "oneOf": [
+                {"type": "object"},
+                {"type": "array", "items": {"properties": {"b": {}, "a": {}}}}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!([{"a": 1, "b": 2}]));
+        assert_eq!(text, r#"[{"b":2,"a":1}]"#);
     }
 }
