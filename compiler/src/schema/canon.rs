@@ -1,10 +1,11 @@
 //! The canonical text of a JSON value under a schema — what compiled grammars produce:
-//! compact; object keys in `properties` order (the object's own properties first, then
-//! those of `allOf` members in order, then those of the first `anyOf`/`oneOf` branch that
-//! admits the object — judged by `type`, `required`, property `const`/`enum` and
-//! `additionalProperties: false`), then other keys in their original order; array items
-//! under their own or the first array branch's `items`; integral numbers written as
-//! integers; strings escaped as serde_json does.
+//! compact; object keys in `properties` order, read as the compiler merges the schema
+//! (the object's own properties first, then those of a sibling `$ref` and of `allOf`
+//! members in order, then those of the first `anyOf`/`oneOf` branch that admits the
+//! object — judged by `type`, `required`, property `const`/`enum` and
+//! `additionalProperties: false`), then other keys in their original order, their values
+//! under `additionalProperties`; array items under their own or the first array branch's
+//! `items`; integral numbers written as integers; strings escaped as serde_json does.
 
 use serde_json::{Map, Value};
 
@@ -190,9 +191,11 @@ fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> 
 }
 
 /// Property order and per-property schema locations for the object `members` under the
-/// schema at `at`: its own properties, then those of a sibling `$ref` and of `allOf`
-/// members, then those of the first `anyOf`/`oneOf` branch that [`admits`] the object
-/// (of every branch when none does).
+/// schema at `at`, as the compiler merges it: the properties of the schema, then of a
+/// sibling `$ref` and of `allOf` members (depth first); then, for each `anyOf`/`oneOf`
+/// among those, the first branch that [`admits`] the object (every branch when none
+/// does). A key declared nowhere takes the schema's `additionalProperties`, when there
+/// are no `patternProperties` to match it against.
 fn ordering(
     at: &Location,
     doc: &Document<'_>,
@@ -201,52 +204,110 @@ fn ordering(
 ) -> (Vec<String>, Vec<(String, Location)>) {
     let mut order = Vec::new();
     let mut children = Vec::new();
-    let Some(Value::Object(map)) = doc.get(at) else {
-        return (order, children);
-    };
-    if let Some(Value::Object(props)) = map.kw("properties") {
-        for key in props.keys() {
-            order.push(key.clone());
-            children.push((key.clone(), at.child("properties").child(key)));
-        }
-    }
-    if depth > 8 {
-        return (order, children);
-    }
-    let mut subschemas: Vec<Location> = Vec::new();
-    if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
-        if let Ok(target) = doc.resolve(at, reference) {
-            subschemas.push(target);
-        }
-    }
-    let branches = |key: &str| -> Vec<Location> {
-        let count = map.kw(key).and_then(Value::as_array).map_or(0, Vec::len);
-        (0..count)
-            .filter_map(|i| resolved(&at.child(key).index(i), doc, 0))
-            .collect()
-    };
-    subschemas.extend(branches("allOf"));
-    for key in ["anyOf", "oneOf"] {
-        let all = branches(key);
-        match all.iter().find(|branch| admits(branch, doc, members)) {
-            Some(first) => subschemas.push(first.clone()),
-            None => subschemas.extend(all),
-        }
-    }
-    for sub in subschemas {
-        let (sub_order, sub_children) = ordering(&sub, doc, members, depth + 1);
-        for key in sub_order {
-            if !order.contains(&key) {
-                order.push(key);
+    let mut merged = Vec::new();
+    merged_parts(at, doc, depth, &mut merged);
+    for part in &merged {
+        if let Some(Value::Object(map)) = doc.get(part) {
+            for key in map
+                .kw("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
+                add_key(
+                    &mut order,
+                    &mut children,
+                    key,
+                    part.child("properties").child(key),
+                );
             }
         }
-        for (key, location) in sub_children {
-            if !children.iter().any(|(k, _)| *k == key) {
-                children.push((key, location));
+    }
+    if depth <= 8 {
+        for part in &merged {
+            let Some(Value::Object(map)) = doc.get(part) else {
+                continue;
+            };
+            for key in ["anyOf", "oneOf"] {
+                let count = map.kw(key).and_then(Value::as_array).map_or(0, Vec::len);
+                let branches: Vec<Location> = (0..count)
+                    .filter_map(|i| resolved(&part.child(key).index(i), doc, 0))
+                    .collect();
+                let chosen = match branches.iter().find(|b| admits(b, doc, members)) {
+                    Some(first) => std::slice::from_ref(first),
+                    None => branches.as_slice(),
+                };
+                for branch in chosen {
+                    let (sub_order, sub_children) = ordering(branch, doc, members, depth + 1);
+                    for key in sub_order {
+                        if !order.contains(&key) {
+                            order.push(key);
+                        }
+                    }
+                    for (key, location) in sub_children {
+                        add_key(&mut order, &mut children, &key, location);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Value::Object(map)) = doc.get(at) {
+        if map.kw("additionalProperties").is_some_and(Value::is_object)
+            && !map.has("patternProperties")
+        {
+            for key in members.keys() {
+                if !children.iter().any(|(k, _)| k == key) {
+                    children.push((key.clone(), at.child("additionalProperties")));
+                }
             }
         }
     }
     (order, children)
+}
+
+/// Adds `key` to the order (once) and its schema location (the first one found).
+fn add_key(
+    order: &mut Vec<String>,
+    children: &mut Vec<(String, Location)>,
+    key: &String,
+    location: Location,
+) {
+    if !order.contains(key) {
+        order.push(key.clone());
+    }
+    if !children.iter().any(|(k, _)| k == key) {
+        children.push((key.clone(), location));
+    }
+}
+
+/// The schema at `at` and those merged into it: its sibling `$ref`'s target and its
+/// `allOf` members, depth first.
+fn merged_parts(at: &Location, doc: &Document<'_>, depth: usize, parts: &mut Vec<Location>) {
+    if parts.contains(at) {
+        return;
+    }
+    parts.push(at.clone());
+    let Some(Value::Object(map)) = doc.get(at) else {
+        return;
+    };
+    if depth > 8 {
+        return;
+    }
+    if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
+        if let Ok(target) = doc.resolve(at, reference) {
+            merged_parts(&target, doc, depth + 1, parts);
+        }
+    }
+    let count = map
+        .kw("allOf")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    for i in 0..count {
+        if let Some(member) = resolved(&at.child("allOf").index(i), doc, 0) {
+            merged_parts(&member, doc, depth + 1, parts);
+        }
+    }
 }
 
 /// Whether the object `members` may be valid under the branch schema at `at`, judged by
@@ -499,5 +560,31 @@ mod tests {
         });
         let text = accepted_canonical(&schema, &json!([{"a": 1, "b": 2}]));
         assert_eq!(text, r#"[{"b":2,"a":1}]"#);
+    }
+
+    #[test]
+    fn branches_inside_all_of_members_come_after_every_merged_property() {
+        let schema = json!({
+            "allOf": [
+                {"properties": {"a": {}}},
+                {"anyOf": [
+                    {"properties": {"c": {}}, "required": ["c"]},
+                    {"properties": {"d": {}}, "required": ["d"]}
+                ]},
+                {"properties": {"b": {}}}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!({"c": 1, "b": 2, "a": 3}));
+        assert_eq!(text, r#"{"a":3,"b":2,"c":1}"#);
+    }
+
+    #[test]
+    fn undeclared_keys_take_the_additional_properties_schema() {
+        let schema = json!({
+            "properties": {"x": {}},
+            "additionalProperties": {"properties": {"q": {}, "p": {}}}
+        });
+        let text = accepted_canonical(&schema, &json!({"y": {"p": 1, "q": 2}, "x": 1}));
+        assert_eq!(text, r#"{"x":1,"y":{"q":2,"p":1}}"#);
     }
 }
