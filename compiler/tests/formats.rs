@@ -933,3 +933,42 @@ fn time_grammars_are_sound_near_valid_texts() {
         sound_near_valid_texts(format, bases, &tokens, 20 + i as u64);
     }
 }
+
+/// A format whose grammar leaves valid strings out says so: a `Restricted` note on the
+/// `format` keyword, and each such format has a valid string (per the crate) that its
+/// grammar rejects; an exact format gets no note.
+#[test]
+fn formats_that_leave_valid_strings_out_say_so() {
+    use gbnfc_compiler::schema::{compile, KeywordStatus, Options};
+    let left_out = [
+        ("time", "01:29:60+01:30"),
+        ("date-time", "1998-12-31T15:59:60.123-08:00"),
+        ("email", "\"joe bloggs\"@example.com"),
+        ("hostname", "xn--9n2bp8q.xn--9t4b11yi5a"),
+        ("uri", "ldap://[2001:db8::7]/c=GB?objectClass?one"),
+        ("uri-reference", "//[2001:db8::7]/a"),
+    ];
+    for name in FORMATS {
+        let compiled = compile(
+            &json!({"type": "string", "format": name}),
+            &Options::default(),
+        )
+        .unwrap();
+        let noted = compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.status == KeywordStatus::Restricted && d.pointer == "/format");
+        match left_out.iter().find(|(format, _)| *format == name) {
+            Some((_, example)) => {
+                let format = Format::new(name);
+                assert!(
+                    format.validator.is_valid(&json!(example)),
+                    "{name}: {example}"
+                );
+                assert!(!format.grammar_accepts(example), "{name}: {example}");
+                assert!(noted, "{name} leaves {example} out without saying so");
+            }
+            None => assert!(!noted, "{name} is exact but has a note"),
+        }
+    }
+}

@@ -38,7 +38,8 @@
 //! whose Punycode the crate decodes and checks) or beyond the length budget below; email
 //! addresses with quoted local parts or domain literals (`a@[1.2.3.4]`); URIs with IP
 //! literals (`http://[::1]/`). Everything else is exact for `date`, `duration`, `ipv4`,
-//! `ipv6`, `uuid` and (apart from leap seconds) `time` and `date-time`.
+//! `ipv6`, `uuid` and (apart from leap seconds) `time` and `date-time`. A schema using a
+//! format with such a gap gets a `Restricted` note saying what is left out ([`left_out`]).
 //!
 //! The hostname length limit (253) cannot be counted character by character in a small
 //! grammar, so labels are budgeted instead: a label of length `L` costs `⌈(L + 1) / 8⌉`
@@ -63,6 +64,30 @@ pub const FORMATS: [&str; 11] = [
     "uri-reference",
     "uuid",
 ];
+
+/// What valid strings of `format` its grammar does not accept (the module documentation
+/// lists them), or `None` where the grammar is exact.
+///
+/// ```
+/// use gbnfc_compiler::schema::formats::left_out;
+/// assert!(left_out("date").is_none());
+/// assert!(left_out("email").unwrap().contains("quoted"));
+/// ```
+pub fn left_out(format: &str) -> Option<&'static str> {
+    match format {
+        "time" | "date-time" => {
+            Some("a leap second is generated only in UTC (`23:59:60Z`), not in other zones")
+        }
+        "hostname" => Some(
+            "A-labels (`xn--…`) and names past about 247 characters are not generated",
+        ),
+        "email" => Some(
+            "quoted local parts, domain literals (`a@[1.2.3.4]`) and A-label domains are not generated",
+        ),
+        "uri" | "uri-reference" => Some("IP-literal hosts (`http://[::1]/`) are not generated"),
+        _ => None,
+    }
+}
 
 /// The name of the entry rule of `format`'s rules: `fmt-<format>`.
 pub fn entry_rule(format: &str) -> String {

@@ -83,6 +83,9 @@ pub fn string(
                         "lengths beside a `format` are checked after generation",
                     )?;
                 }
+                if let Some(left_out) = super::formats::left_out(format) {
+                    e.restricted(at, "format", left_out);
+                }
                 let entry = e.add_named_rules(rules);
                 return Ok(Expr::seq([quote.clone(), entry, quote]));
             }
