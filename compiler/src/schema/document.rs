@@ -115,6 +115,9 @@ pub struct Document<'r> {
     pub openai_strict: bool,
     /// The root declares draft-03 or draft-04, where `1.0` is not an integer.
     pub integers_exclude_floats: bool,
+    /// The root declares draft-03 or draft-04, where `id` (not `$id`) sets a base URI; in
+    /// later drafts `id` is no keyword.
+    plain_id_is_an_identifier: bool,
 }
 
 impl<'r> Document<'r> {
@@ -127,12 +130,13 @@ impl<'r> Document<'r> {
         remote: Option<RemoteResolver<'r>>,
     ) -> Result<Self, CompileError> {
         let (schema, openai_strict) = unwrap_response_format(input)?;
-        let integers_exclude_floats = schema
+        let draft4_or_older = schema
             .kw("$schema")
             .and_then(Value::as_str)
             .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
         let document = Document {
-            integers_exclude_floats,
+            integers_exclude_floats: draft4_or_older,
+            plain_id_is_an_identifier: draft4_or_older,
             docs: RefCell::new(Vec::new()),
             resources: RefCell::new(HashMap::default()),
             anchors: RefCell::new(HashMap::default()),
@@ -228,7 +232,10 @@ impl<'r> Document<'r> {
         let mut base = Cow::Borrowed(base);
         let id = map
             .kw("$id")
-            .or_else(|| map.kw("id").filter(|_| !map.has("$ref")))
+            .or_else(|| {
+                map.kw("id")
+                    .filter(|_| self.plain_id_is_an_identifier && !map.has("$ref"))
+            })
             .and_then(Value::as_str);
         if let Some(id) = id {
             let joined = join(&base, id);
@@ -604,6 +611,48 @@ mod tests {
         ));
         assert!(matches!(
             doc.resolve(&root, "http://elsewhere/x.json"),
+            Err(CompileError::Unresolved { .. })
+        ));
+    }
+
+    #[test]
+    fn plain_id_sets_a_base_only_under_draft_04() {
+        // A real-world pattern (Heroku-style schemas): `id` inside a definition, refs
+        // written from the document root.
+        let schema = |draft: Option<&str>| {
+            let mut schema = json!({
+                "definitions": {
+                    "lemon": {
+                        "id": "schema/lemon",
+                        "definitions": {"ripe": {"type": "boolean"}},
+                        "properties": {"ripe": {"$ref": "#/definitions/lemon/definitions/ripe"}}
+                    }
+                }
+            });
+            if let Some(draft) = draft {
+                schema["$schema"] = json!(draft);
+            }
+            schema
+        };
+        let reference = "#/definitions/lemon/definitions/ripe";
+        let from = |doc: &Document| {
+            doc.root()
+                .child("definitions")
+                .child("lemon")
+                .child("properties")
+                .child("ripe")
+        };
+        // 2020-12 (no `$schema`): `id` is no keyword, the pointer is from the document root.
+        let latest = schema(None);
+        let doc = Document::from_input(&latest, None).unwrap();
+        let target = doc.resolve(&from(&doc), reference).unwrap();
+        assert_eq!(doc.get(&target).unwrap(), json!({"type": "boolean"}));
+        // Draft-04: `id` makes the definition a resource of its own, where the pointer
+        // leads nowhere.
+        let old = schema(Some("http://json-schema.org/draft-04/schema#"));
+        let doc = Document::from_input(&old, None).unwrap();
+        assert!(matches!(
+            doc.resolve(&from(&doc), reference),
             Err(CompileError::Unresolved { .. })
         ));
     }
