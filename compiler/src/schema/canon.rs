@@ -182,7 +182,7 @@ fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> 
     let value = doc.get(at)?;
     let map = value.as_object()?;
     match map.kw("$ref").and_then(Value::as_str) {
-        Some(reference) if hops < 16 && !map.has("properties") => {
+        Some(reference) if hops < 16 && (doc.ref_overrides_siblings || !map.has("properties")) => {
             let target = doc.resolve(at, reference).ok()?;
             resolved(&target, doc, hops + 1)
         }

@@ -118,6 +118,9 @@ pub struct Document<'r> {
     /// The root declares draft-03 or draft-04, where `id` (not `$id`) sets a base URI; in
     /// later drafts `id` is no keyword.
     plain_id_is_an_identifier: bool,
+    /// The root declares draft-07 or older, where the keywords beside a `$ref` are
+    /// ignored; from 2019-09 on they apply together with the reference.
+    pub ref_overrides_siblings: bool,
 }
 
 impl<'r> Document<'r> {
@@ -130,13 +133,14 @@ impl<'r> Document<'r> {
         remote: Option<RemoteResolver<'r>>,
     ) -> Result<Self, CompileError> {
         let (schema, openai_strict) = unwrap_response_format(input)?;
-        let draft4_or_older = schema
-            .kw("$schema")
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
+        let declared = schema.kw("$schema").and_then(Value::as_str).unwrap_or("");
+        let draft4_or_older = declared.contains("draft-04") || declared.contains("draft-03");
+        let draft7_or_older =
+            draft4_or_older || declared.contains("draft-06") || declared.contains("draft-07");
         let document = Document {
             integers_exclude_floats: draft4_or_older,
             plain_id_is_an_identifier: draft4_or_older,
+            ref_overrides_siblings: draft7_or_older,
             docs: RefCell::new(Vec::new()),
             resources: RefCell::new(HashMap::default()),
             anchors: RefCell::new(HashMap::default()),

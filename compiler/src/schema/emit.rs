@@ -634,9 +634,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
             };
             let target = self.doc.resolve(at, reference)?;
-            let constraining = map
-                .keys()
-                .any(|k| k != "$ref" && !is_annotation(k) && is_known(k));
+            let constraining = !self.doc.ref_overrides_siblings
+                && map
+                    .keys()
+                    .any(|k| k != "$ref" && !is_annotation(k) && is_known(k));
             if !constraining {
                 return self.ref_rule(&target);
             }
@@ -1306,5 +1307,31 @@ mod tests {
         let r = Recognizer::new(&compiled.grammar).unwrap();
         assert!(r.recognize(r#"{"kind":"a"}"#).accepted);
         assert!(r.recognize("null").accepted);
+    }
+
+    /// Draft-07 and older ignore the keywords beside a `$ref`; 2019-09 and later apply
+    /// them with it (here `type: string` and an object target leave nothing).
+    #[test]
+    fn keywords_beside_a_ref_apply_from_2019_09_on() {
+        let schema = |declared: Option<&str>| {
+            let mut schema = json!({
+                "type": "object",
+                "properties": {"a": {"type": "string", "$ref": "#/definitions/obj"}},
+                "required": ["a"],
+                "definitions": {"obj": {"type": "object"}}
+            });
+            if let Some(declared) = declared {
+                schema["$schema"] = json!(declared);
+            }
+            schema
+        };
+        let draft7 = schema(Some("http://json-schema.org/draft-07/schema#"));
+        let compiled = compile(&draft7, &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"a":{}}"#).accepted);
+        assert!(!r.recognize(r#"{"a":"s"}"#).accepted);
+        assert!(compile(&schema(None), &Options::default()).is_err());
+        let later = schema(Some("https://json-schema.org/draft/2019-09/schema"));
+        assert!(compile(&later, &Options::default()).is_err());
     }
 }
