@@ -2,16 +2,22 @@
 //! compact; object keys in `properties` order, read as the compiler merges the schema
 //! (the object's own properties first, then those of a sibling `$ref` and of `allOf`
 //! members in order, then those of the first `anyOf`/`oneOf` branch that admits the
-//! object — judged by `type`, `required`, property `const`/`enum` and
+//! object — judged by `type`, `required`, property `const`/`enum`/`pattern` and
 //! `additionalProperties: false`), then other keys in their original order, their values
-//! under `additionalProperties`; array items under their own or the first array branch's
-//! `items`; integral numbers written as integers; strings escaped as serde_json does.
+//! under the first matching `patternProperties` or else `additionalProperties`; array
+//! items under their own or the first array branch's `items`; integral numbers written as
+//! integers; strings escaped as serde_json does.
 
+use std::cell::RefCell;
+
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::document::{Document, Location};
 use super::lookup::Lookup;
+use crate::gbnf::Grammar;
 use crate::json_text::encode_str;
+use crate::recognize::Recognizer;
 
 /// The canonical text of `value` under the schema at the root of `doc`. (Under draft-04,
 /// where `1.0` is no integer, numbers written with a fraction keep it.)
@@ -194,8 +200,8 @@ fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> 
 /// schema at `at`, as the compiler merges it: the properties of the schema, then of a
 /// sibling `$ref` and of `allOf` members (depth first); then, for each `anyOf`/`oneOf`
 /// among those, the first branch that [`admits`] the object (every branch when none
-/// does). A key declared nowhere takes the schema's `additionalProperties`, when there
-/// are no `patternProperties` to match it against.
+/// does). A key declared nowhere takes the schema of the first of the schema's
+/// `patternProperties` that matches it, or else its `additionalProperties`.
 fn ordering(
     at: &Location,
     doc: &Document<'_>,
@@ -253,17 +259,45 @@ fn ordering(
         }
     }
     if let Some(Value::Object(map)) = doc.get(at) {
-        if map.kw("additionalProperties").is_some_and(Value::is_object)
-            && !map.has("patternProperties")
-        {
-            for key in members.keys() {
-                if !children.iter().any(|(k, _)| k == key) {
-                    children.push((key.clone(), at.child("additionalProperties")));
-                }
+        let patterns = map.kw("patternProperties").and_then(Value::as_object);
+        let additional = map.kw("additionalProperties").is_some_and(Value::is_object);
+        for key in members.keys() {
+            if children.iter().any(|(k, _)| k == key) {
+                continue;
+            }
+            let matched = patterns
+                .into_iter()
+                .flatten()
+                .find(|(pattern, _)| pattern_matches(pattern, key) == Some(true));
+            if let Some((pattern, _)) = matched {
+                children.push((key.clone(), at.child("patternProperties").child(pattern)));
+            } else if additional {
+                children.push((key.clone(), at.child("additionalProperties")));
             }
         }
     }
     (order, children)
+}
+
+/// Whether the ECMA-262 `pattern` matches somewhere in `text`, as the compiled grammar
+/// reads it; `None` when the compiler cannot read the pattern either. Recognizers are
+/// kept per thread, since an object's keys meet the same patterns again and again.
+fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+    thread_local! {
+        static RECOGNIZERS: RefCell<FxHashMap<String, Option<Recognizer>>> =
+            RefCell::new(FxHashMap::default());
+    }
+    RECOGNIZERS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let recognizer = cache.entry(pattern.to_string()).or_insert_with(|| {
+            let mut grammar = Grammar::default();
+            grammar.push("root", crate::pattern::pattern_expr(pattern).ok()?);
+            Recognizer::new(&grammar).ok()
+        });
+        recognizer
+            .as_ref()
+            .map(|r| r.recognize(&encode_str(text)).accepted)
+    })
 }
 
 /// Adds `key` to the order (once) and its schema location (the first one found).
@@ -311,8 +345,8 @@ fn merged_parts(at: &Location, doc: &Document<'_>, depth: usize, parts: &mut Vec
 }
 
 /// Whether the object `members` may be valid under the branch schema at `at`, judged by
-/// the keywords that usually tell branches apart: `type`, `required`, the `const`/`enum`
-/// of a property, and `additionalProperties: false`.
+/// the keywords that usually tell branches apart: `type`, `required`, the `const`/`enum`/
+/// `pattern` of a property, and `additionalProperties: false`.
 fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bool {
     let Some(Value::Object(map)) = doc.get(at) else {
         return true;
@@ -335,7 +369,12 @@ fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bo
             return true;
         };
         let equal = |v: &Value| super::merge::json_equal(v, value);
-        schema.kw("const").is_none_or(equal)
+        let pattern_ok = match (schema.kw("pattern").and_then(Value::as_str), value) {
+            (Some(pattern), Value::String(text)) => pattern_matches(pattern, text) != Some(false),
+            _ => true,
+        };
+        pattern_ok
+            && schema.kw("const").is_none_or(equal)
             && schema
                 .kw("enum")
                 .and_then(Value::as_array)
@@ -586,5 +625,28 @@ mod tests {
         });
         let text = accepted_canonical(&schema, &json!({"y": {"p": 1, "q": 2}, "x": 1}));
         assert_eq!(text, r#"{"x":1,"y":{"q":2,"p":1}}"#);
+    }
+
+    #[test]
+    fn pattern_matched_keys_take_their_pattern_schema() {
+        let schema = json!({
+            "type": "object",
+            "patternProperties": {"^x": {"properties": {"b": {}, "a": {}}}}
+        });
+        let text = accepted_canonical(&schema, &json!({"xy": {"a": 1, "b": 2}}));
+        assert_eq!(text, r#"{"xy":{"b":2,"a":1}}"#);
+    }
+
+    #[test]
+    fn branches_told_apart_by_a_pattern() {
+        let schema = json!({
+            "type": "object",
+            "oneOf": [
+                {"properties": {"status": {"pattern": "^ok$"}, "a": {}}, "required": ["status"]},
+                {"properties": {"b": {}, "status": {"pattern": "^fail$"}}, "required": ["status"]}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!({"status": "fail", "b": 1}));
+        assert_eq!(text, r#"{"b":1,"status":"fail"}"#);
     }
 }
