@@ -279,9 +279,13 @@ fn ordering(
     (order, children)
 }
 
+/// How many patterns' recognizers [`pattern_matches`] keeps per thread.
+const MAX_CACHED_PATTERNS: usize = 256;
+
 /// Whether the ECMA-262 `pattern` matches somewhere in `text`, as the compiled grammar
 /// reads it; `None` when the compiler cannot read the pattern either. Recognizers are
-/// kept per thread, since an object's keys meet the same patterns again and again.
+/// kept per thread (a few hundred), since an object's keys meet the same patterns again
+/// and again.
 fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
     thread_local! {
         static RECOGNIZERS: RefCell<FxHashMap<String, Option<Recognizer>>> =
@@ -289,6 +293,10 @@ fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
     }
     RECOGNIZERS.with(|cache| {
         let mut cache = cache.borrow_mut();
+        // A long run (the conformance harness, a fuzzer) meets endless patterns.
+        if cache.len() >= MAX_CACHED_PATTERNS && !cache.contains_key(pattern) {
+            cache.clear();
+        }
         let recognizer = cache.entry(pattern.to_string()).or_insert_with(|| {
             let mut grammar = Grammar::default();
             grammar.push("root", crate::pattern::pattern_expr(pattern).ok()?);
