@@ -36,12 +36,14 @@ pub fn canonical_text_of(value: &Value, map: &Map<String, Value>) -> String {
     out
 }
 
-/// A number's canonical text: integral values as integers, others as serde_json prints.
+/// A number's canonical text: integral values as integers (zero as `0`, never `-0`),
+/// others as serde_json prints.
 pub fn number_text(n: &serde_json::Number) -> String {
     if n.is_i64() || n.is_u64() {
         return n.to_string();
     }
     match n.as_f64() {
+        Some(0.0) => "0".to_string(),
         Some(f) if f.is_finite() && f.fract() == 0.0 => format!("{f:.0}"),
         _ => n.to_string(),
     }

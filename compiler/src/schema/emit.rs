@@ -549,21 +549,27 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             "char" => STRING_CHAR.clone(),
             "cchar" => CANONICAL_CHAR.clone(),
             "cesc" => CANONICAL_ESCAPE.clone(),
-            "integer" => Expr::seq([
-                Expr::repeat(Expr::literal("-"), 0, Some(1)),
-                Expr::Group(Box::new(Expr::alt([
-                    Expr::literal("0"),
-                    Expr::seq([
-                        Expr::class(false, [('1', '9')]),
-                        Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
-                    ]),
-                ]))),
+            // No `-0`: serde_json reads it as the float -0.0, which a draft-04 validator
+            // (the `jsonschema` crate, following a declared `$schema`) calls no integer.
+            "integer" => Expr::alt([
+                Expr::literal("0"),
+                Expr::seq([
+                    Expr::repeat(Expr::literal("-"), 0, Some(1)),
+                    Expr::class(false, [('1', '9')]),
+                    Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+                ]),
             ]),
             "number" => {
-                let integer = self.shared_rule("integer");
                 let digits = Expr::repeat(Expr::class(false, [('0', '9')]), 1, None);
                 Expr::seq([
-                    integer,
+                    Expr::repeat(Expr::literal("-"), 0, Some(1)),
+                    Expr::Group(Box::new(Expr::alt([
+                        Expr::literal("0"),
+                        Expr::seq([
+                            Expr::class(false, [('1', '9')]),
+                            Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+                        ]),
+                    ]))),
                     Expr::repeat(Expr::seq([Expr::literal("."), digits.clone()]), 0, Some(1)),
                     Expr::repeat(
                         Expr::seq([
@@ -1333,5 +1339,22 @@ mod tests {
         assert!(compile(&schema(None), &Options::default()).is_err());
         let later = schema(Some("https://json-schema.org/draft/2019-09/schema"));
         assert!(compile(&later, &Options::default()).is_err());
+    }
+
+    /// `-0` reads as the float -0.0, no integer under draft-04: integers never spell it,
+    /// and zero's canonical text is `0`.
+    #[test]
+    fn integers_never_spell_minus_zero() {
+        let compiled = compile(&json!({"type": "integer"}), &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        for (text, accepted) in [("0", true), ("-1", true), ("10", true), ("-0", false)] {
+            assert_eq!(r.recognize(text).accepted, accepted, "{text}");
+        }
+        let number = compile(&json!({"type": "number"}), &Options::default()).unwrap();
+        let r = Recognizer::new(&number.grammar).unwrap();
+        assert!(r.recognize("-0").accepted && r.recognize("-0.5").accepted);
+        let minus_zero: serde_json::Value = serde_json::from_str("-0.0").unwrap();
+        let n = minus_zero.as_number().unwrap();
+        assert_eq!(crate::schema::canon::number_text(n), "0");
     }
 }
