@@ -200,7 +200,7 @@ fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> 
 
 /// Property order and per-property schema locations for the object `members` under the
 /// schema at `at`, as the compiler merges it: the properties of the schema, then of a
-/// sibling `$ref` and of `allOf` members (depth first); then, for each `anyOf`/`oneOf`
+/// sibling `$ref` and of `allOf` members ([`merged_parts`]); then, for each `anyOf`/`oneOf`
 /// among those, the first branch that [`admits`] the object (every branch when none
 /// does). A key declared nowhere takes the schema of the first of the schema's
 /// `patternProperties` that matches it, or else its `additionalProperties`.
@@ -212,8 +212,7 @@ fn ordering(
 ) -> (Vec<String>, Vec<(String, Location)>) {
     let mut order = Vec::new();
     let mut children = Vec::new();
-    let mut merged = Vec::new();
-    merged_parts(at, doc, depth, &mut merged);
+    let merged = merged_parts(at, doc);
     for part in &merged {
         if let Some(Value::Object(map)) = doc.get(part) {
             for key in map
@@ -325,34 +324,38 @@ fn add_key(
     }
 }
 
-/// The schema at `at` and those merged into it: its sibling `$ref`'s target and its
-/// `allOf` members, depth first.
-fn merged_parts(at: &Location, doc: &Document<'_>, depth: usize, parts: &mut Vec<Location>) {
-    if parts.contains(at) {
-        return;
-    }
-    parts.push(at.clone());
-    let Some(Value::Object(map)) = doc.get(at) else {
-        return;
-    };
-    if depth > 8 {
-        return;
-    }
-    if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
-        if let Ok(target) = doc.resolve(at, reference) {
-            merged_parts(&target, doc, depth + 1, parts);
+/// The schema at `at` and those merged into it, in the order the emitter merges them:
+/// level by level, each schema's sibling `$ref` target, then its `allOf` members (a member's
+/// own `allOf` is merged only once its level is: after every member of this one).
+fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<Location> {
+    let mut parts = vec![at.clone()];
+    let mut next = 0;
+    while next < parts.len() && parts.len() < MAX_MERGED_PARTS {
+        let part = parts[next].clone();
+        next += 1;
+        let Some(Value::Object(map)) = doc.get(&part) else {
+            continue;
+        };
+        let target = map
+            .kw("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| doc.resolve(&part, reference).ok());
+        let count = map
+            .kw("allOf")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let members = (0..count).filter_map(|i| resolved(&part.child("allOf").index(i), doc, 0));
+        for found in target.into_iter().chain(members) {
+            if !parts.contains(&found) {
+                parts.push(found);
+            }
         }
     }
-    let count = map
-        .kw("allOf")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    for i in 0..count {
-        if let Some(member) = resolved(&at.child("allOf").index(i), doc, 0) {
-            merged_parts(&member, doc, depth + 1, parts);
-        }
-    }
+    parts
 }
+
+/// The most schemas [`merged_parts`] gathers for one object.
+const MAX_MERGED_PARTS: usize = 64;
 
 /// Whether the object `members` may be valid under the branch schema at `at`, judged by
 /// the keywords that usually tell branches apart: `type`, `required`, the `const`/`enum`/

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::keywords::is_annotation;
+use super::keywords::{is_annotation, is_known};
 use super::lookup::Lookup;
 
 /// The result of a merge: the merged schema, and the keywords it could not intersect.
@@ -88,11 +88,19 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
             }
             "prefixItems" => merge_prefix(va, vb),
             "anyOf" | "oneOf" => None,
+            // Both must hold, each as a list of schemas that must all hold.
+            "allOf" => match (va, vb) {
+                (Value::Array(x), Value::Array(y)) => {
+                    Some(Value::Array(x.iter().chain(y).cloned().collect()))
+                }
+                _ => None,
+            },
             "not" => Some(serde_json::json!({"anyOf": [va, vb]})),
             "uniqueItems" => Some(Value::Bool(
                 va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
             )),
-            k if is_annotation(k) => Some(va.clone()),
+            // Unknown keywords constrain nothing (each gets its warning where written).
+            k if is_annotation(k) || !is_known(k) => Some(va.clone()),
             _ => None,
         };
         match merged {
@@ -365,6 +373,16 @@ mod tests {
         );
         assert_eq!(m.schema["enum"], json!([2, 3]));
         assert_eq!(m.conflicts, vec!["pattern".to_string()]);
+    }
+
+    #[test]
+    fn nested_all_ofs_concatenate_and_unknown_keywords_do_not_conflict() {
+        let m = merge(
+            &obj(json!({"allOf": [{"minimum": 1}], "help": "one"})),
+            &obj(json!({"allOf": [{"maximum": 9}], "help": "two"})),
+        );
+        assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
+        assert_eq!(m.schema["allOf"], json!([{"minimum": 1}, {"maximum": 9}]));
     }
 
     #[test]
