@@ -23,26 +23,33 @@ pub fn array(
     map: &Map<String, Value>,
     at: &Location,
 ) -> Result<Expr, CompileError> {
+    // Items that `contains` or `if`/`then`/`else` (validation-only) evaluate are unknown
+    // to the grammar: it must not hold them to `unevaluatedItems`.
+    let unevaluated = match unevaluated_items(map) {
+        Value::Bool(true) => &TRUE,
+        _ if map.has("contains") || (map.has("if") && (map.has("then") || map.has("else"))) => {
+            e.validation_only(
+                at,
+                "unevaluatedItems",
+                "beside `contains` or `if`, which the grammar does not evaluate",
+            )?;
+            &TRUE
+        }
+        schema => schema,
+    };
     // 2020-12: prefixItems + items; draft-07: items (array) + additionalItems.
     // Borrowed: an item schema can be large, and copying it here was a tenth of compiling.
     let (prefix, prefix_key, rest, rest_key): (&[Value], &str, &Value, &str) =
         match (map.kw("prefixItems"), map.kw("items")) {
             (Some(Value::Array(p)), Some(items)) => (p, "prefixItems", items, "items"),
-            (Some(Value::Array(p)), None) => {
-                (p, "prefixItems", unevaluated_items(map), "unevaluatedItems")
-            }
+            (Some(Value::Array(p)), None) => (p, "prefixItems", unevaluated, "unevaluatedItems"),
             (None, Some(Value::Array(p))) => (
                 p,
                 "items",
                 map.kw("additionalItems").unwrap_or(&TRUE),
                 "additionalItems",
             ),
-            (None, None) => (
-                &[],
-                "prefixItems",
-                unevaluated_items(map),
-                "unevaluatedItems",
-            ),
+            (None, None) => (&[], "prefixItems", unevaluated, "unevaluatedItems"),
             (None, items) => (&[], "prefixItems", items.unwrap_or(&TRUE), "items"),
             (Some(_), _) => {
                 return Err(e.invalid(

@@ -73,13 +73,11 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
             "required" => Some(union_strings(va, vb)),
             "properties" | "patternProperties" | "dependentSchemas" => merge_keyed(va, vb, all_of),
             "dependentRequired" => merge_keyed(va, vb, union_strings),
-            "additionalProperties"
-            | "items"
-            | "additionalItems"
-            | "propertyNames"
-            | "contains"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
+            // A member's own `unevaluated*` evaluates every key (item) left at its level,
+            // so the outer one restricts nothing more: the member's alone (applied to more
+            // declared keys here, so no stricter than the schema; reported above).
+            "unevaluatedProperties" | "unevaluatedItems" => Some(vb.clone()),
+            "additionalProperties" | "items" | "additionalItems" | "propertyNames" | "contains" => {
                 if va.is_object() || vb.is_object() || va.is_boolean() {
                     Some(all_of(va, vb))
                 } else {
@@ -383,6 +381,17 @@ mod tests {
         );
         assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
         assert_eq!(m.schema["allOf"], json!([{"minimum": 1}, {"maximum": 9}]));
+    }
+
+    #[test]
+    fn an_inner_unevaluated_keyword_replaces_the_outer_one() {
+        // The inner `true` evaluates every property, so the outer `false` restricts nothing.
+        let m = merge(
+            &obj(json!({"properties": {"a": {}}, "unevaluatedProperties": false})),
+            &obj(json!({"unevaluatedProperties": true})),
+        );
+        assert_eq!(m.conflicts, vec!["unevaluatedProperties".to_string()]);
+        assert_eq!(m.schema["unevaluatedProperties"], json!(true));
     }
 
     #[test]

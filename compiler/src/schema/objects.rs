@@ -75,6 +75,16 @@ pub fn object(
         map.kw("additionalProperties"),
         map.kw("unevaluatedProperties"),
     ) {
+        // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
+        // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
+        (None, Some(v)) if v != &Value::Bool(true) && evaluated_by_validation(map) => {
+            e.validation_only(
+                at,
+                "unevaluatedProperties",
+                "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
+            )?;
+            (Value::Bool(true), at.child("unevaluatedProperties"))
+        }
         // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
         // `unevaluatedProperties` governs the undeclared keys.
         (None, Some(v)) => (v.clone(), at.child("unevaluatedProperties")),
@@ -641,6 +651,17 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -
     e.named_rule(&name, body)
 }
 
+/// Does `map` hold a validation-only keyword that evaluates properties (so the grammar
+/// cannot tell which keys are left for `unevaluatedProperties`)?
+fn evaluated_by_validation(map: &Map<String, Value>) -> bool {
+    (map.has("if") && (map.has("then") || map.has("else")))
+        || map.has("dependentSchemas")
+        || map
+            .kw("dependencies")
+            .and_then(Value::as_object)
+            .is_some_and(|d| d.values().any(Value::is_object))
+}
+
 /// The prefix of [`other_start`]'s rule names, which no other rule name may take.
 pub const OTHER_START_PREFIX: &str = "kx-";
 
@@ -731,6 +752,28 @@ mod tests {
         }));
         assert!(r.recognize(r#"{"a":null}"#).accepted);
         assert!(!r.recognize(r#"{"a":true}"#).accepted);
+    }
+
+    #[test]
+    fn keys_a_validation_only_if_evaluates_are_not_refused() {
+        // `then` evaluates `extra`; the grammar does not see `then`, so it must not hold
+        // `extra` to `unevaluatedProperties: false` (no valid object with kind "a" would be
+        // possible), and says the keyword is left to validation.
+        let schema = json!({
+            "type": "object",
+            "properties": {"kind": {"enum": ["a", "b"]}},
+            "required": ["kind"],
+            "if": {"properties": {"kind": {"const": "a"}}},
+            "then": {"properties": {"extra": {"type": "integer"}}, "required": ["extra"]},
+            "unevaluatedProperties": false
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        assert!(compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.pointer == "/unevaluatedProperties"));
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"kind":"a","extra":1}"#).accepted);
     }
 
     #[test]
