@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::emit::{Emitter, TRUE};
+use super::emit::{is_conditional, Emitter, TRUE};
 use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::flat::MAX_REPEAT;
@@ -27,7 +27,7 @@ pub fn array(
     // to the grammar: it must not hold them to `unevaluatedItems`.
     let unevaluated = match unevaluated_items(map) {
         Value::Bool(true) => &TRUE,
-        _ if map.has("contains") || (map.has("if") && (map.has("then") || map.has("else"))) => {
+        _ if map.has("contains") || is_conditional(map) => {
             e.validation_only(
                 at,
                 "unevaluatedItems",

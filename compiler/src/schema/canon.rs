@@ -181,7 +181,7 @@ fn write(
             }
             out.push(']');
         }
-        scalar => write_scalar(scalar, out, doc.integers_exclude_floats),
+        scalar => write_scalar(scalar, out, doc.draft4_or_older),
     }
 }
 
@@ -213,29 +213,24 @@ fn ordering(
     let mut order = Vec::new();
     let mut children = Vec::new();
     let merged = merged_parts(at, doc);
-    for part in &merged {
-        if let Some(Value::Object(map)) = doc.get(part) {
-            for key in map
-                .kw("properties")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .map(|(k, _)| k)
-            {
-                add_key(
-                    &mut order,
-                    &mut children,
-                    key,
-                    part.child("properties").child(key),
-                );
-            }
+    for (part, map) in &merged {
+        for key in map
+            .kw("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            add_key(
+                &mut order,
+                &mut children,
+                key,
+                part.child("properties").child(key),
+            );
         }
     }
     if depth <= 8 {
-        for part in &merged {
-            let Some(Value::Object(map)) = doc.get(part) else {
-                continue;
-            };
+        for (part, map) in &merged {
             for key in ["anyOf", "oneOf"] {
                 let count = map.kw(key).and_then(Value::as_array).map_or(0, Vec::len);
                 let branches: Vec<Location> = (0..count)
@@ -259,7 +254,7 @@ fn ordering(
             }
         }
     }
-    if let Some(Value::Object(map)) = doc.get(at) {
+    if let Some((_, map)) = merged.first().filter(|(part, _)| part == at) {
         let patterns = map.kw("patternProperties").and_then(Value::as_object);
         let additional = map.kw("additionalProperties").is_some_and(Value::is_object);
         for key in members.keys() {
@@ -324,14 +319,16 @@ fn add_key(
     }
 }
 
-/// The schema at `at` and those merged into it, in the order the emitter merges them:
-/// level by level, each schema's sibling `$ref` target, then its `allOf` members (a member's
-/// own `allOf` is merged only once its level is: after every member of this one).
-fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<Location> {
-    let mut parts = vec![at.clone()];
+/// The schema objects at `at` and merged into it, each fetched once, in the order the
+/// emitter merges them: level by level, each schema's sibling `$ref` target, then its
+/// `allOf` members (a member's own `allOf` is merged only once its level is: after every
+/// member of this one). The first is `at`'s own, when it is an object.
+fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<(Location, Map<String, Value>)> {
+    let mut seen = vec![at.clone()];
+    let mut parts = Vec::new();
     let mut next = 0;
-    while next < parts.len() && parts.len() < MAX_MERGED_PARTS {
-        let part = parts[next].clone();
+    while next < seen.len() && seen.len() < MAX_MERGED_PARTS {
+        let part = seen[next].clone();
         next += 1;
         let Some(Value::Object(map)) = doc.get(&part) else {
             continue;
@@ -346,10 +343,11 @@ fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<Location> {
             .map_or(0, Vec::len);
         let members = (0..count).filter_map(|i| resolved(&part.child("allOf").index(i), doc, 0));
         for found in target.into_iter().chain(members) {
-            if !parts.contains(&found) {
-                parts.push(found);
+            if !seen.contains(&found) {
+                seen.push(found);
             }
         }
+        parts.push((part, map));
     }
     parts
 }

@@ -113,11 +113,9 @@ pub struct Document<'r> {
     remote: Option<RemoteResolver<'r>>,
     /// `strict: true` came with an OpenAI `response_format`.
     pub openai_strict: bool,
-    /// The root declares draft-03 or draft-04, where `1.0` is not an integer.
-    pub integers_exclude_floats: bool,
-    /// The root declares draft-03 or draft-04, where `id` (not `$id`) sets a base URI; in
-    /// later drafts `id` is no keyword.
-    plain_id_is_an_identifier: bool,
+    /// The root declares draft-03 or draft-04, where `1.0` is not an integer and `id` (not
+    /// `$id`) sets a base URI (in later drafts `id` is no keyword).
+    pub draft4_or_older: bool,
     /// The root declares draft-07 or older, where the keywords beside a `$ref` are
     /// ignored; from 2019-09 on they apply together with the reference.
     pub ref_overrides_siblings: bool,
@@ -138,8 +136,7 @@ impl<'r> Document<'r> {
         let draft7_or_older =
             draft4_or_older || declared.contains("draft-06") || declared.contains("draft-07");
         let document = Document {
-            integers_exclude_floats: draft4_or_older,
-            plain_id_is_an_identifier: draft4_or_older,
+            draft4_or_older,
             ref_overrides_siblings: draft7_or_older,
             docs: RefCell::new(Vec::new()),
             resources: RefCell::new(HashMap::default()),
@@ -238,7 +235,7 @@ impl<'r> Document<'r> {
             .kw("$id")
             .or_else(|| {
                 map.kw("id")
-                    .filter(|_| self.plain_id_is_an_identifier && !map.has("$ref"))
+                    .filter(|_| self.draft4_or_older && !map.has("$ref"))
             })
             .and_then(Value::as_str);
         if let Some(id) = id {

@@ -555,21 +555,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 Expr::literal("0"),
                 Expr::seq([
                     Expr::repeat(Expr::literal("-"), 0, Some(1)),
-                    Expr::class(false, [('1', '9')]),
-                    Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+                    nonzero_natural(),
                 ]),
             ]),
             "number" => {
                 let digits = Expr::repeat(Expr::class(false, [('0', '9')]), 1, None);
                 Expr::seq([
                     Expr::repeat(Expr::literal("-"), 0, Some(1)),
-                    Expr::Group(Box::new(Expr::alt([
-                        Expr::literal("0"),
-                        Expr::seq([
-                            Expr::class(false, [('1', '9')]),
-                            Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
-                        ]),
-                    ]))),
+                    Expr::Group(Box::new(Expr::alt([Expr::literal("0"), nonzero_natural()]))),
                     Expr::repeat(Expr::seq([Expr::literal("."), digits.clone()]), 0, Some(1)),
                     Expr::repeat(
                         Expr::seq([
@@ -954,7 +947,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if let Some(not) = map.kw("not") {
             self.not(not, &mut types, at)?;
         }
-        if map.has("if") && (map.has("then") || map.has("else")) {
+        if is_conditional(map) {
             self.validation_only(at, "if", "conditional schemas are checked after generation")?;
         }
         if map.has("enum") || map.has("const") {
@@ -1146,6 +1139,20 @@ const SHARED: &[&str] = &[
     "value", "object", "array", "string", "char", "cchar", "cesc", "number", "integer", "boolean",
     "null", "ws",
 ];
+
+/// `[1-9] [0-9]*`: a natural number above zero, without leading zeros.
+fn nonzero_natural() -> Expr {
+    Expr::seq([
+        Expr::class(false, [('1', '9')]),
+        Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+    ])
+}
+
+/// Does `map` hold a conditional (`if` with `then` or `else`)? The grammar leaves it to
+/// validation.
+pub fn is_conditional(map: &Map<String, Value>) -> bool {
+    map.has("if") && (map.has("then") || map.has("else"))
+}
 
 /// A copy of `map` without `key` (and without copying what `key` holds).
 fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
