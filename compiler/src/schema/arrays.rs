@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::emit::{is_conditional, Emitter, TRUE};
+use super::emit::{Emitter, TRUE};
 use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::flat::MAX_REPEAT;
@@ -23,11 +23,12 @@ pub fn array(
     map: &Map<String, Value>,
     at: &Location,
 ) -> Result<Expr, CompileError> {
-    // Items that `contains` or `if`/`then`/`else` (validation-only) evaluate are unknown
+    // Items that `contains` or `if` (validation-only) evaluate are unknown
     // to the grammar: it must not hold them to `unevaluatedItems`.
     let unevaluated = match unevaluated_items(map) {
         Value::Bool(true) => &TRUE,
-        _ if map.has("contains") || is_conditional(map) => {
+        // An `if` evaluates items when it matches, also without `then` or `else`.
+        _ if map.has("contains") || map.has("if") => {
             e.validation_only(
                 at,
                 "unevaluatedItems",
@@ -43,12 +44,10 @@ pub fn array(
         match (map.kw("prefixItems"), map.kw("items")) {
             (Some(Value::Array(p)), Some(items)) => (p, "prefixItems", items, "items"),
             (Some(Value::Array(p)), None) => (p, "prefixItems", unevaluated, "unevaluatedItems"),
-            (None, Some(Value::Array(p))) => (
-                p,
-                "items",
-                map.kw("additionalItems").unwrap_or(&TRUE),
-                "additionalItems",
-            ),
+            (None, Some(Value::Array(p))) => match map.kw("additionalItems") {
+                Some(additional) => (p, "items", additional, "additionalItems"),
+                None => (p, "items", unevaluated, "unevaluatedItems"),
+            },
             (None, None) => (&[], "prefixItems", unevaluated, "unevaluatedItems"),
             (None, items) => (&[], "prefixItems", items.unwrap_or(&TRUE), "items"),
             (Some(_), _) => {

@@ -622,6 +622,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             if let Some(reference) = map.kw(dynamic).and_then(Value::as_str) {
                 self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
                 let mut rest = without(map, dynamic);
+                // The dynamic target may evaluate more than the static one.
+                for key in UNEVALUATED {
+                    self.unevaluated_left_to_validation(
+                        &mut rest,
+                        key,
+                        at,
+                        "beside a `$dynamicRef` resolved statically, what stays unevaluated is checked after generation",
+                    )?;
+                }
                 rest.insert("$ref".to_string(), Value::String(reference.to_string()));
                 let mut origins = provenance::written_at(&rest, at);
                 origins.insert("$ref".to_string(), Some(at.child(dynamic)));
@@ -786,6 +795,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Ok((merged.schema, origins))
     }
 
+    /// Takes `unevaluated` (one of [`UNEVALUATED`]) out of `map` when it restricts
+    /// anything, reporting it as validation-only (`why`): the grammar then allows what
+    /// it would have refused, never less than the schema.
+    fn unevaluated_left_to_validation(
+        &mut self,
+        map: &mut Map<String, Value>,
+        unevaluated: &str,
+        at: &Location,
+        why: &str,
+    ) -> Result<(), CompileError> {
+        if map.kw(unevaluated).is_some_and(|v| v != &TRUE) {
+            self.validation_only(at, unevaluated, why)?;
+            map.shift_remove(unevaluated);
+        }
+        Ok(())
+    }
+
     /// Values valid under every one of `members` (each a schema and where it was written),
     /// compiled at `at` as a made-up `{"allOf": [..]}`.
     ///
@@ -878,11 +904,29 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let base_constrains = map
             .keys()
             .any(|k| k != key && is_known(k) && !is_annotation(k));
-        let base = if base_constrains {
+        let mut base = if base_constrains {
             without(map, key)
         } else {
             Map::new()
         };
+        if key == "anyOf" {
+            // Every branch that matches evaluates keys (items); merged into one branch at a
+            // time, `unevaluated*` would see only that branch's.
+            for (unevaluated, evaluating) in UNEVALUATED.into_iter().zip(EVALUATING) {
+                let evaluates = |b: &Value| {
+                    b.as_object()
+                        .is_some_and(|m| evaluating.iter().chain(&APPLICATORS).any(|k| m.has(k)))
+                };
+                if branches.iter().any(evaluates) {
+                    self.unevaluated_left_to_validation(
+                        &mut base,
+                        unevaluated,
+                        at,
+                        "beside `anyOf`, what the matching branches leave unevaluated is checked after generation",
+                    )?;
+                }
+            }
+        }
         let base_origins = provenance::written_at(&base, at);
         let mut arms = Vec::new();
         // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
@@ -1153,6 +1197,38 @@ fn nonzero_natural() -> Expr {
 pub fn is_conditional(map: &Map<String, Value>) -> bool {
     map.has("if") && (map.has("then") || map.has("else"))
 }
+
+/// The keywords that apply to what the rest of the schema leaves unevaluated.
+const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
+
+/// For each of [`UNEVALUATED`], the keywords that evaluate what it applies to.
+const EVALUATING: [&[&str]; 2] = [
+    &[
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "dependentSchemas",
+        "unevaluatedProperties",
+    ],
+    &[
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "unevaluatedItems",
+    ],
+];
+
+/// Keywords whose subschemas' evaluations count as the schema's own.
+const APPLICATORS: [&str; 7] = [
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+    "$dynamicRef",
+    "if",
+    "dependencies",
+];
 
 /// A copy of `map` without `key` (and without copying what `key` holds).
 fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::emit::TRUE;
 use super::keywords::{is_annotation, is_known};
 use super::lookup::Lookup;
 
@@ -84,7 +85,7 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
                     None
                 }
             }
-            "prefixItems" => merge_prefix(va, vb),
+            "prefixItems" => merge_prefix(a, b),
             "anyOf" | "oneOf" => None,
             // Both must hold, each as a list of schemas that must all hold.
             "allOf" => match (va, vb) {
@@ -119,6 +120,15 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
                 }
             }
             None => conflicts.push(key.clone()),
+        }
+    }
+    // A keyword kept from one side only leaves the other side's keys (items) unevaluated
+    // where the schema evaluates them: an `unevaluated*` kept beside it would refuse them.
+    if conflicts.iter().any(|c| !c.starts_with("unevaluated")) {
+        for key in ["unevaluatedProperties", "unevaluatedItems"] {
+            if out.kw(key).is_some_and(|v| v != &TRUE) {
+                out.shift_remove(key);
+            }
         }
     }
     if merge_enums(a, b, &mut out) {
@@ -282,13 +292,26 @@ fn merge_keyed(a: &Value, b: &Value, combine: fn(&Value, &Value) -> Value) -> Op
     Some(Value::Object(out))
 }
 
-fn merge_prefix(a: &Value, b: &Value) -> Option<Value> {
-    let (pa, pb) = (a.as_array()?, b.as_array()?);
-    if pa.len() != pb.len() {
-        return None;
+/// Two `prefixItems` lists, position by position. Past the shorter list, its side's
+/// `items` (2020-12: every later item; absent: anything) meets the longer list's schemas.
+fn merge_prefix(a: &Map<String, Value>, b: &Map<String, Value>) -> Option<Value> {
+    let (pa, pb) = (
+        a.kw("prefixItems")?.as_array()?,
+        b.kw("prefixItems")?.as_array()?,
+    );
+    fn later(m: &Map<String, Value>) -> Option<&Value> {
+        match m.kw("items") {
+            None => Some(&TRUE),
+            Some(items) if !items.is_array() => Some(items),
+            Some(_) => None,
+        }
     }
+    let (later_a, later_b) = (later(a)?, later(b)?);
+    let length = pa.len().max(pb.len());
     Some(Value::Array(
-        pa.iter().zip(pb).map(|(x, y)| all_of(x, y)).collect(),
+        (0..length)
+            .map(|i| all_of(pa.get(i).unwrap_or(later_a), pb.get(i).unwrap_or(later_b)))
+            .collect(),
     ))
 }
 

@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::emit::{is_conditional, Emitter};
+use super::emit::Emitter;
 use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::ast::CompactString;
@@ -654,7 +654,8 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -
 /// Does `map` hold a validation-only keyword that evaluates properties (so the grammar
 /// cannot tell which keys are left for `unevaluatedProperties`)?
 fn evaluated_by_validation(map: &Map<String, Value>) -> bool {
-    is_conditional(map)
+    // An `if` evaluates keys when it matches, also without `then` or `else`.
+    map.has("if")
         || map.has("dependentSchemas")
         || map
             .kw("dependencies")
