@@ -195,7 +195,7 @@ fn deep_group(depth: usize) -> Grammar {
     Grammar {
         rules: vec![Rule {
             name: "root".into(),
-            body: expr,
+            body: std::borrow::Cow::Owned(expr),
             pos: Pos::default(),
         }],
     }

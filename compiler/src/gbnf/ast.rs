@@ -12,6 +12,7 @@
 //!
 //! [`Expr::seq`], [`Expr::alt`] and [`Expr::repeat`] build that form from any input.
 
+use std::borrow::Cow;
 use std::fmt;
 
 pub use compact_str::CompactString;
@@ -52,8 +53,9 @@ pub struct Grammar {
 pub struct Rule {
     /// The rule's name (llama.cpp accepts `[a-zA-Z0-9-]+`; `check` reports others).
     pub name: String,
-    /// The right-hand side.
-    pub body: Expr,
+    /// The right-hand side: owned, or borrowed from a body built once per process (the
+    /// building blocks every compiled schema shares), which costs nothing to copy or drop.
+    pub body: Cow<'static, Expr>,
     /// Where the rule's name starts in the source.
     pub pos: Pos,
 }
@@ -260,7 +262,7 @@ impl Grammar {
     pub fn push(&mut self, name: impl Into<String>, body: Expr) {
         self.rules.push(Rule {
             name: name.into(),
-            body,
+            body: Cow::Owned(body),
             pos: Pos::default(),
         });
     }

@@ -131,7 +131,7 @@ impl<'g> Scan<'g> {
             let mut size = 1u64;
             // (expression, depth, copies llama.cpp makes of it through enclosing
             // repetitions, product of the repetitions it sits directly inside)
-            stack.push((&rule.body, 1usize, 1u64, 1u64));
+            stack.push((&*rule.body, 1usize, 1u64, 1u64));
             while let Some((expr, depth, copies, chain)) = stack.pop() {
                 deepest = deepest.max(depth);
                 let mut inner_copies = copies;

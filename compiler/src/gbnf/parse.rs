@@ -7,6 +7,7 @@
 
 use pest::iterators::Pair;
 use pest::Parser as _;
+use std::borrow::Cow;
 use thiserror::Error;
 
 use super::ast::{ClassRange, Expr, Grammar, Pos, Rule as GRule, TokenRef};
@@ -49,7 +50,7 @@ impl ParseError {
 /// ```
 /// use gbnfc_compiler::gbnf::{parse, Expr};
 /// let g = parse("root ::= \"yes\" | \"no\"\n").unwrap();
-/// assert_eq!(g.rules[0].body, Expr::alt([Expr::literal("yes"), Expr::literal("no")]));
+/// assert_eq!(*g.rules[0].body, Expr::alt([Expr::literal("yes"), Expr::literal("no")]));
 /// ```
 ///
 /// # Errors
@@ -272,7 +273,7 @@ impl Builder<'_, '_> {
         Ok(GRule {
             name: name.as_str().to_string(),
             pos: self.pos(&name),
-            body: self.alternates(body)?,
+            body: Cow::Owned(self.alternates(body)?),
         })
     }
 

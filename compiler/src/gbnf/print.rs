@@ -4,7 +4,11 @@
 //! (see [`super::ast`]) the output parses back to the same tree; other trees still print
 //! as valid GBNF, with parentheses added where the structure needs them.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
+
+use rustc_hash::FxHashMap;
 
 use super::ast::{ClassRange, Expr, Grammar, Rule, TokenRef};
 
@@ -40,7 +44,33 @@ impl fmt::Display for Expr {
 fn write_rule(out: &mut String, rule: &Rule) {
     out.push_str(&rule.name);
     out.push_str(" ::= ");
-    write_expr(out, &rule.body);
+    match &rule.body {
+        Cow::Borrowed(body) => write_shared(out, body),
+        Cow::Owned(body) => write_expr(out, body),
+    }
+}
+
+/// The most bodies [`write_shared`] keeps the text of, per thread.
+const MAX_KEPT: usize = 4096;
+
+/// Writes a body that lives for the whole process (a building block many grammars
+/// borrow). It never changes, so its text is made once per thread and kept, by address.
+fn write_shared(out: &mut String, body: &'static Expr) {
+    thread_local! {
+        static PRINTED: RefCell<FxHashMap<usize, Box<str>>> = RefCell::default();
+    }
+    PRINTED.with_borrow_mut(|printed| {
+        let address = std::ptr::from_ref(body) as usize;
+        if let Some(text) = printed.get(&address) {
+            out.push_str(text);
+            return;
+        }
+        let start = out.len();
+        write_expr(out, body);
+        if printed.len() < MAX_KEPT {
+            printed.insert(address, out[start..].into());
+        }
+    });
 }
 
 fn write_expr(out: &mut String, expr: &Expr) {

@@ -10,6 +10,7 @@
 use super::ast::{Expr, Grammar, Rule};
 use super::derives::{self, Definitions};
 use super::flat::LowerError;
+use std::borrow::Cow;
 
 /// What [`prune`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +48,7 @@ pub fn prune(grammar: &mut Grammar) -> Result<Pruned, LowerError> {
         if let Some(body) = live(&rule.body, &defined, &productive) {
             kept.push(Rule {
                 name: rule.name.clone(),
-                body,
+                body: Cow::Owned(body),
                 pos: rule.pos,
             });
         }

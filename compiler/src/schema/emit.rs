@@ -9,12 +9,12 @@
 //! deterministic.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use serde_json::{Map, Value};
 
+use super::blocks;
 use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
@@ -22,7 +22,6 @@ use super::merge::merge;
 use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::{self, Expr, Grammar, Rule};
-use crate::json_text;
 use crate::pattern::PatternError;
 
 /// The deepest nesting of schemas compiled.
@@ -34,7 +33,7 @@ pub struct Emitter<'d, 'r, 'o> {
     /// The compilation settings.
     pub options: &'o Options<'o>,
     rules: Vec<Rule>,
-    /// Rule names taken, besides `root` and the shared building blocks ([`SHARED`]).
+    /// Rule names taken, besides `root` and the shared building blocks ([`blocks::SHARED`]).
     names: FxHashSet<String>,
     ref_rules: FxHashMap<Location, String>,
     shared: FxHashSet<&'static str>,
@@ -94,7 +93,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let mut grammar = Grammar::default();
         grammar.rules.push(Rule {
             name: "root".to_string(),
-            body,
+            body: Cow::Owned(body),
             pos: gbnf::Pos::default(),
         });
         grammar.rules.append(&mut self.rules);
@@ -327,7 +326,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let name = self.fresh_name(hint);
         self.rules.push(Rule {
             name: name.clone(),
-            body,
+            body: Cow::Owned(body),
             pos: gbnf::Pos::default(),
         });
         Expr::rule(name)
@@ -351,14 +350,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// Adds fixed-name rules (a building block such as a string format) once, and returns
     /// a reference to the first.
-    pub fn add_named_rules(&mut self, rules: &[(String, Expr)]) -> Expr {
+    pub fn add_named_rules(&mut self, rules: &'static [(String, Expr)]) -> Expr {
         let entry = rules
             .first()
             .map(|(name, _)| name.clone())
             .unwrap_or_default();
         for (name, body) in rules {
-            // Cloned only when the grammar lacks the rule.
-            self.named_rule(name, |_| body.clone());
+            self.named_rule_with(name, |_| Cow::Borrowed(body));
         }
         Expr::rule(entry)
     }
@@ -366,6 +364,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// A reference to the fixed-name rule `name`, made from `body` the first time only
     /// (a building block shared by every schema in the grammar).
     pub fn named_rule(&mut self, name: &str, body: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        self.named_rule_with(name, |e| Cow::Owned(body(e)))
+    }
+
+    /// [`Emitter::named_rule`] for a body that may be borrowed (one of [`blocks`]).
+    pub fn named_rule_with(
+        &mut self,
+        name: &str,
+        body: impl FnOnce(&mut Self) -> Cow<'static, Expr>,
+    ) -> Expr {
         if !self.names.contains(name) {
             let body = body(self);
             self.names.insert(name.to_string());
@@ -400,7 +407,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             self.names.insert(name.clone());
             self.rules.push(Rule {
                 name,
-                body,
+                body: Cow::Owned(body),
                 pos: gbnf::Pos::default(),
             });
         }
@@ -426,7 +433,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         base.truncate(48);
         let mut name = base.clone();
         let mut n = 2;
-        while name == "root" || SHARED.contains(&name.as_str()) || self.names.contains(&name) {
+        while name == "root"
+            || blocks::SHARED.contains(&name.as_str())
+            || self.names.contains(&name)
+        {
             name = format!("{base}-{n}");
             n += 1;
         }
@@ -481,108 +491,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `boolean`, `null`, `ws`.
     pub fn shared_rule(&mut self, name: &'static str) -> Expr {
         if self.shared.insert(name) {
-            let body = self.shared_body(name);
-            self.rules.push(Rule {
-                name: name.to_string(),
-                body,
-                pos: gbnf::Pos::default(),
-            });
+            if let Some((body, refers_to)) = blocks::shared(name, self.options.whitespace) {
+                for block in refers_to {
+                    self.shared_rule(block);
+                }
+                self.rules.push(Rule {
+                    name: name.to_string(),
+                    body: Cow::Borrowed(body),
+                    pos: gbnf::Pos::default(),
+                });
+            }
         }
         Expr::rule(name)
-    }
-
-    fn shared_body(&mut self, name: &'static str) -> Expr {
-        match name {
-            "value" => {
-                let arms = ["object", "array", "string", "number"].map(|n| self.shared_rule(n));
-                Expr::alt(
-                    arms.into_iter()
-                        .chain(["true", "false", "null"].map(Expr::literal)),
-                )
-            }
-            "object" => {
-                let (open, colon, comma, close) = (
-                    self.token("{"),
-                    self.token(":"),
-                    self.token(","),
-                    self.token("}"),
-                );
-                let (string, value) = (self.shared_rule("string"), self.shared_rule("value"));
-                let member = Expr::seq([string, colon, value]);
-                Expr::seq([
-                    open,
-                    Expr::repeat(
-                        Expr::seq([
-                            member.clone(),
-                            Expr::repeat(Expr::seq([comma, member]), 0, None),
-                        ]),
-                        0,
-                        Some(1),
-                    ),
-                    close,
-                ])
-            }
-            "array" => {
-                let (open, comma, close) = (self.token("["), self.token(","), self.token("]"));
-                let value = self.shared_rule("value");
-                Expr::seq([
-                    open,
-                    Expr::repeat(
-                        Expr::seq([
-                            value.clone(),
-                            Expr::repeat(Expr::seq([comma, value]), 0, None),
-                        ]),
-                        0,
-                        Some(1),
-                    ),
-                    close,
-                ])
-            }
-            "string" => {
-                let char = self.shared_rule("char");
-                Expr::seq([
-                    Expr::literal("\""),
-                    Expr::repeat(char, 0, None),
-                    Expr::literal("\""),
-                ])
-            }
-            "char" => STRING_CHAR.clone(),
-            "cchar" => CANONICAL_CHAR.clone(),
-            "cesc" => CANONICAL_ESCAPE.clone(),
-            // No `-0`: serde_json reads it as the float -0.0, which a draft-04 validator
-            // (the `jsonschema` crate, following a declared `$schema`) calls no integer.
-            "integer" => Expr::alt([
-                Expr::literal("0"),
-                Expr::seq([
-                    Expr::repeat(Expr::literal("-"), 0, Some(1)),
-                    nonzero_natural(),
-                ]),
-            ]),
-            "number" => {
-                let digits = Expr::repeat(Expr::class(false, [('0', '9')]), 1, None);
-                Expr::seq([
-                    Expr::repeat(Expr::literal("-"), 0, Some(1)),
-                    Expr::Group(Box::new(Expr::alt([Expr::literal("0"), nonzero_natural()]))),
-                    Expr::repeat(Expr::seq([Expr::literal("."), digits.clone()]), 0, Some(1)),
-                    Expr::repeat(
-                        Expr::seq([
-                            Expr::class(false, [('e', 'e'), ('E', 'E')]),
-                            Expr::repeat(Expr::class(false, [('-', '-'), ('+', '+')]), 0, Some(1)),
-                            digits,
-                        ]),
-                        0,
-                        Some(1),
-                    ),
-                ])
-            }
-            "boolean" => Expr::alt([Expr::literal("true"), Expr::literal("false")]),
-            "null" => Expr::literal("null"),
-            "ws" => Expr::seq([
-                Expr::repeat(Expr::literal("\n"), 0, Some(1)),
-                Expr::repeat(Expr::class(false, [(' ', ' '), ('\t', '\t')]), 0, Some(20)),
-            ]),
-            _ => Expr::empty(),
-        }
     }
 
     // ---- schemas -----------------------------------------------------------------------
@@ -880,7 +800,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         };
         self.rules.push(Rule {
             name: name.clone(),
-            body,
+            body: Cow::Owned(body),
             pos: gbnf::Pos::default(),
         });
         Ok(Expr::rule(name))
@@ -1169,28 +1089,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
 /// The bodies of `char`, `cchar` and `cesc`: the same in every grammar, so worked out
 /// once per process.
-static STRING_CHAR: LazyLock<Expr> = LazyLock::new(json_text::any_string_char);
-static CANONICAL_CHAR: LazyLock<Expr> = LazyLock::new(json_text::any_canonical_char);
-static CANONICAL_ESCAPE: LazyLock<Expr> = LazyLock::new(|| {
-    json_text::chars_expr(&[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]).unwrap_or_else(Expr::empty)
-});
-
 /// The schema `true`, for places that hold no schema.
 pub static TRUE: Value = Value::Bool(true);
-
-/// The shared rule names.
-const SHARED: &[&str] = &[
-    "value", "object", "array", "string", "char", "cchar", "cesc", "number", "integer", "boolean",
-    "null", "ws",
-];
-
-/// `[1-9] [0-9]*`: a natural number above zero, without leading zeros.
-fn nonzero_natural() -> Expr {
-    Expr::seq([
-        Expr::class(false, [('1', '9')]),
-        Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
-    ])
-}
 
 /// Does `map` hold a conditional (`if` with `then` or `else`)? The grammar leaves it to
 /// validation.

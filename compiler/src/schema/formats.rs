@@ -111,8 +111,8 @@ pub fn format_rules(format: &str) -> Option<Vec<(String, Expr)>> {
     built_rules(format).map(<[_]>::to_vec)
 }
 
-/// [`format_rules`] as built once per process: the rules never change, so a compile
-/// clones them rather than building them again.
+/// [`format_rules`] as built once per process: the rules never change, so a compiled
+/// grammar borrows them rather than building them again.
 pub fn built_rules(format: &str) -> Option<&'static [(String, Expr)]> {
     static BUILT: std::sync::LazyLock<Vec<Vec<(String, Expr)>>> =
         std::sync::LazyLock::new(|| FORMATS.iter().map(|f| build_rules(f)).collect());

@@ -14,6 +14,7 @@
 //!   [`numeric`] ranges, string [`formats`] and `pattern`s ([`crate::pattern`]).
 
 pub mod arrays;
+pub mod blocks;
 pub mod canon;
 pub mod document;
 pub mod emit;

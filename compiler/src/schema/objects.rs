@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap;
 
 use serde_json::{Map, Value};
 
+use super::blocks;
 use super::document::Location;
 use super::emit::Emitter;
 use super::lookup::Lookup;
@@ -559,7 +560,7 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
         let suffix = &name[depth..];
         // The flat form repeats each prefix: for long names the nested one is smaller.
         if (1..=MAX_FLAT_SUFFIX).contains(&suffix.len()) && suffix.iter().all(plain) {
-            return not_suffix(e, suffix, any_run);
+            return not_suffix(e, suffix);
         }
     }
     let mut arms = Vec::new();
@@ -582,7 +583,7 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
     // (the usual case) leave every escape free: one rule per set of excluded characters,
     // shared by every key in the grammar.
     if next.iter().all(plain) {
-        arms.push(other_start(e, &next, any_run));
+        arms.push(other_start(e, &next));
     } else {
         let mut others: Vec<(u32, u32)> = Vec::new();
         let mut from = 0u32;
@@ -608,37 +609,32 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
 /// Key contents other than `suffix` (one name's remaining plain characters), flat rather
 /// than one nested level per character: a proper prefix of it, or such a prefix then
 /// another character and anything, or all of it and more.
-fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char], any_run: &Expr) -> Expr {
+fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char]) -> Expr {
     let mut arms = Vec::with_capacity(suffix.len() + 1);
     let mut prefix = CompactString::default();
     for &c in suffix {
-        let stop_or_turn = Expr::repeat(other_start(e, &[c], any_run), 0, Some(1));
+        let stop_or_turn = Expr::repeat(other_start(e, &[c]), 0, Some(1));
         arms.push(Expr::seq([Expr::literal(prefix.clone()), stop_or_turn]));
         prefix.push(c);
     }
-    arms.push(Expr::seq([
-        Expr::literal(prefix),
-        other_start(e, &[], any_run),
-    ]));
+    arms.push(Expr::seq([Expr::literal(prefix), other_start(e, &[])]));
     Expr::alt(arms)
 }
 
 /// Key contents that start with a character other than the plain characters `excluded`
-/// (or with an escape): a rule named after the set, made once per grammar.
-fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -> Expr {
+/// (or with an escape): a rule named after the set, made once per grammar (its body
+/// built once per process for no or one ASCII character, the usual case).
+fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char]) -> Expr {
     let body = |e: &mut Emitter<'_, '_, '_>| {
-        let mut class: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
-        class.extend(excluded.iter().map(|&c| (c, c)));
-        Expr::seq([
-            Expr::Group(Box::new(Expr::alt([
-                Expr::class(true, class),
-                e.shared_rule("cesc"),
-            ]))),
-            any_run.clone(),
-        ])
+        e.shared_rule("cchar");
+        e.shared_rule("cesc");
+        match blocks::other_start_shared(excluded) {
+            Some(shared) => Cow::Borrowed(shared),
+            None => Cow::Owned(blocks::other_start(excluded)),
+        }
     };
     if excluded.len() > 16 {
-        return body(e);
+        return body(e).into_owned();
     }
     let mut name = CompactString::const_new(OTHER_START_PREFIX);
     for c in excluded {
@@ -648,7 +644,7 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], any_run: &Expr) -
             name.push_str(&format!("-{:x}-", u32::from(*c)));
         }
     }
-    e.named_rule(&name, body)
+    e.named_rule_with(&name, body)
 }
 
 /// Does `map` hold a validation-only keyword that evaluates properties (so the grammar

@@ -9,6 +9,7 @@
 //! the recognizer stays linear.
 
 use crate::gbnf::{Expr, Grammar, Rule};
+use std::borrow::Cow;
 
 use super::names::Names;
 
@@ -102,7 +103,7 @@ pub(crate) fn prose_rules(trigger: &str, names: &mut Names) -> Vec<Rule> {
 fn rule(name: String, body: Expr) -> Rule {
     Rule {
         name,
-        body,
+        body: Cow::Owned(body),
         pos: Default::default(),
     }
 }

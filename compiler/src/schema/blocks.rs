@@ -1,0 +1,180 @@
+//! The building blocks compiled schemas share: `value`, `object`, `array`, `string`,
+//! `number`, … and the first-character rules of extra keys (`kx-a`: a key that does not
+//! start with `a`). Their bodies never depend on the schema, so each is built once per
+//! process and every grammar that uses one borrows it ([`crate::gbnf::Rule::body`]):
+//! nothing to build or free per compile.
+
+use std::sync::LazyLock;
+
+use super::Whitespace;
+use crate::gbnf::Expr;
+use crate::json_text;
+
+/// The shared building blocks' names; no other rule may take them.
+pub const SHARED: &[&str] = &[
+    "value", "object", "array", "string", "char", "cchar", "cesc", "number", "integer", "boolean",
+    "null", "ws",
+];
+
+/// The body of the shared block `name` under `whitespace`, and the blocks it refers to
+/// (in the order a grammar should define them, before `name`); `None` for a name not in
+/// [`SHARED`].
+pub fn shared(
+    name: &str,
+    whitespace: Whitespace,
+) -> Option<(&'static Expr, &'static [&'static str])> {
+    let index = SHARED.iter().position(|n| *n == name)?;
+    let bodies = match whitespace {
+        Whitespace::Compact => &*COMPACT,
+        Whitespace::Flexible => &*FLEXIBLE,
+    };
+    Some((&bodies[index], refers_to(name, whitespace)))
+}
+
+/// The blocks `name`'s body refers to, in the order it meets them.
+fn refers_to(name: &str, whitespace: Whitespace) -> &'static [&'static str] {
+    let flexible = whitespace == Whitespace::Flexible;
+    match name {
+        "value" => &["object", "array", "string", "number"],
+        "object" if flexible => &["ws", "string", "value"],
+        "object" => &["string", "value"],
+        "array" if flexible => &["ws", "value"],
+        "array" => &["value"],
+        "string" => &["char"],
+        _ => &[],
+    }
+}
+
+static COMPACT: LazyLock<Vec<Expr>> = LazyLock::new(|| bodies(Whitespace::Compact));
+static FLEXIBLE: LazyLock<Vec<Expr>> = LazyLock::new(|| bodies(Whitespace::Flexible));
+
+fn bodies(whitespace: Whitespace) -> Vec<Expr> {
+    SHARED.iter().map(|name| body(name, whitespace)).collect()
+}
+
+/// `text` with the whitespace `whitespace` allows around it.
+fn token(text: &str, whitespace: Whitespace) -> Expr {
+    let ws = match whitespace {
+        Whitespace::Compact => Expr::empty(),
+        Whitespace::Flexible => Expr::rule("ws"),
+    };
+    Expr::seq([ws.clone(), Expr::literal(text), ws])
+}
+
+/// `open (item (comma item)*)? close`.
+fn delimited(open: Expr, item: Expr, comma: Expr, close: Expr) -> Expr {
+    Expr::seq([
+        open,
+        Expr::repeat(
+            Expr::seq([
+                item.clone(),
+                Expr::repeat(Expr::seq([comma, item]), 0, None),
+            ]),
+            0,
+            Some(1),
+        ),
+        close,
+    ])
+}
+
+fn body(name: &str, whitespace: Whitespace) -> Expr {
+    let token = |text| token(text, whitespace);
+    match name {
+        "value" => Expr::alt(
+            ["object", "array", "string", "number"]
+                .map(Expr::rule)
+                .into_iter()
+                .chain(["true", "false", "null"].map(Expr::literal)),
+        ),
+        "object" => {
+            let member = Expr::seq([Expr::rule("string"), token(":"), Expr::rule("value")]);
+            delimited(token("{"), member, token(","), token("}"))
+        }
+        "array" => delimited(token("["), Expr::rule("value"), token(","), token("]")),
+        "string" => Expr::seq([
+            Expr::literal("\""),
+            Expr::repeat(Expr::rule("char"), 0, None),
+            Expr::literal("\""),
+        ]),
+        "char" => json_text::any_string_char(),
+        "cchar" => json_text::any_canonical_char(),
+        "cesc" => canonical_escape(),
+        // No `-0`: serde_json reads it as the float -0.0, which a draft-04 validator
+        // (the `jsonschema` crate, following a declared `$schema`) calls no integer.
+        "integer" => Expr::alt([
+            Expr::literal("0"),
+            Expr::seq([
+                Expr::repeat(Expr::literal("-"), 0, Some(1)),
+                nonzero_natural(),
+            ]),
+        ]),
+        "number" => {
+            let digits = Expr::repeat(Expr::class(false, [('0', '9')]), 1, None);
+            Expr::seq([
+                Expr::repeat(Expr::literal("-"), 0, Some(1)),
+                Expr::Group(Box::new(Expr::alt([Expr::literal("0"), nonzero_natural()]))),
+                Expr::repeat(Expr::seq([Expr::literal("."), digits.clone()]), 0, Some(1)),
+                Expr::repeat(
+                    Expr::seq([
+                        Expr::class(false, [('e', 'e'), ('E', 'E')]),
+                        Expr::repeat(Expr::class(false, [('-', '-'), ('+', '+')]), 0, Some(1)),
+                        digits,
+                    ]),
+                    0,
+                    Some(1),
+                ),
+            ])
+        }
+        "boolean" => Expr::alt([Expr::literal("true"), Expr::literal("false")]),
+        "null" => Expr::literal("null"),
+        "ws" => Expr::seq([
+            Expr::repeat(Expr::literal("\n"), 0, Some(1)),
+            Expr::repeat(Expr::class(false, [(' ', ' '), ('\t', '\t')]), 0, Some(20)),
+        ]),
+        _ => Expr::empty(),
+    }
+}
+
+/// The canonical escapes: the characters `"`, `\` and U+0000–U+001F as serde_json
+/// writes them.
+fn canonical_escape() -> Expr {
+    json_text::chars_expr(&[(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)]).unwrap_or_else(Expr::empty)
+}
+
+/// `[1-9] [0-9]*`: a natural number above zero, without leading zeros.
+pub fn nonzero_natural() -> Expr {
+    Expr::seq([
+        Expr::class(false, [('1', '9')]),
+        Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
+    ])
+}
+
+/// The body of an extra key's contents that do not start with a plain character among
+/// `excluded` (escapes always may): `([^"\\\x00-\x1F…] | cesc) cchar*`. Refers to the
+/// shared `cesc` and `cchar`.
+pub fn other_start(excluded: &[char]) -> Expr {
+    let mut class: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
+    class.extend(excluded.iter().map(|&c| (c, c)));
+    Expr::seq([
+        Expr::Group(Box::new(Expr::alt([
+            Expr::class(true, class),
+            Expr::rule("cesc"),
+        ]))),
+        Expr::repeat(Expr::rule("cchar"), 0, None),
+    ])
+}
+
+/// [`other_start`] for no excluded character or one ASCII one, built once per process;
+/// `None` for other sets.
+pub fn other_start_shared(excluded: &[char]) -> Option<&'static Expr> {
+    static BODIES: LazyLock<Vec<Expr>> = LazyLock::new(|| {
+        let mut bodies: Vec<Expr> = (0..128u8).map(|b| other_start(&[char::from(b)])).collect();
+        bodies.push(other_start(&[]));
+        bodies
+    });
+    match excluded {
+        [] => BODIES.last(),
+        [c] if c.is_ascii() => BODIES.get(*c as usize),
+        _ => None,
+    }
+}
