@@ -8,6 +8,9 @@
 //! which keeps them sound (a text can only decode to allowed characters) and complete for
 //! canonical text.
 
+use std::fmt;
+
+use crate::gbnf::ast::CompactString;
 use crate::gbnf::{ClassRange, Expr};
 
 /// Characters written as themselves: everything but `"`, `\` and U+0000–U+001F.
@@ -21,23 +24,40 @@ const PLAIN: [(u32, u32); 3] = [(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)];
 /// assert_eq!(encode_char('\u{1}'), "\\u0001");
 /// assert_eq!(encode_char('é'), "é");
 /// ```
-pub fn encode_char(c: char) -> String {
-    match c {
-        '"' => "\\\"".to_string(),
-        '\\' => "\\\\".to_string(),
-        '\u{8}' => "\\b".to_string(),
-        '\t' => "\\t".to_string(),
-        '\n' => "\\n".to_string(),
-        '\u{c}' => "\\f".to_string(),
-        '\r' => "\\r".to_string(),
-        c if u32::from(c) < 0x20 => format!("\\u{:04x}", u32::from(c)),
-        c => c.to_string(),
+pub fn encode_char(c: char) -> CompactString {
+    let mut out = CompactString::default();
+    push_encoded(&mut out, c);
+    out
+}
+
+/// Appends the canonical JSON-string spelling of `c` to `out`.
+pub fn push_encoded(out: &mut impl fmt::Write, c: char) {
+    // Writing to a String or CompactString cannot fail.
+    let _ = match c {
+        '"' => out.write_str("\\\""),
+        '\\' => out.write_str("\\\\"),
+        '\u{8}' => out.write_str("\\b"),
+        '\t' => out.write_str("\\t"),
+        '\n' => out.write_str("\\n"),
+        '\u{c}' => out.write_str("\\f"),
+        '\r' => out.write_str("\\r"),
+        c if u32::from(c) < 0x20 => write!(out, "\\u{:04x}", u32::from(c)),
+        c => out.write_char(c),
+    };
+}
+
+/// Appends the canonical JSON-string spelling of `s` to `out`.
+pub fn push_encoded_str(out: &mut impl fmt::Write, s: &str) {
+    for c in s.chars() {
+        push_encoded(out, c);
     }
 }
 
 /// The canonical JSON-string spelling of a whole string, without quotes.
 pub fn encode_str(s: &str) -> String {
-    s.chars().map(encode_char).collect()
+    let mut out = String::with_capacity(s.len());
+    push_encoded_str(&mut out, s);
+    out
 }
 
 /// An expression matching the canonical spelling of exactly the characters in `ranges`

@@ -309,6 +309,14 @@ impl Components {
 /// have very long reference chains).
 pub fn strongly_connected(edges: &[Vec<usize>]) -> Components {
     let n = edges.len();
+    if edges.iter().all(Vec::is_empty) {
+        // No references: every node is a component of its own (in the order Tarjan's
+        // algorithm would give them).
+        return Components {
+            members: (0..n).collect(),
+            ends: (1..=n).collect(),
+        };
+    }
     let mut index = vec![usize::MAX; n];
     let mut low = vec![0; n];
     let mut on_stack = vec![false; n];

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::document::{Document, Location};
 use super::lookup::Lookup;
 use crate::gbnf::Grammar;
-use crate::json_text::encode_str;
+use crate::json_text::{encode_str, push_encoded_str};
 use crate::recognize::Recognizer;
 
 /// The canonical text of `value` under the schema at the root of `doc`. (Under draft-04,
@@ -108,7 +108,7 @@ fn write_object(
             out.push(',');
         }
         out.push('"');
-        out.push_str(&encode_str(key));
+        push_encoded_str(out, key);
         out.push_str("\":");
         member(key, &members[key], out);
     }
@@ -121,7 +121,7 @@ fn write_scalar(value: &Value, out: &mut String, keep_floats: bool) {
         Value::Number(n) => out.push_str(&number_text(n)),
         Value::String(s) => {
             out.push('"');
-            out.push_str(&encode_str(s));
+            push_encoded_str(out, s);
             out.push('"');
         }
         other => out.push_str(&other.to_string()),

@@ -185,7 +185,9 @@ impl<'r> Document<'r> {
         self.resources
             .borrow_mut()
             .insert(strip_fragment(&uri), root.clone());
-        self.index(&value, &root, &uri, 0)?;
+        if may_name_places(&value) {
+            self.index(&value, &root, &uri, 0)?;
+        }
         Ok(doc)
     }
 
@@ -445,9 +447,48 @@ fn unwrap_response_format(input: &Value) -> Result<(Source<'_>, bool), CompileEr
     }
 }
 
+/// Could [`Document::index`] find anything in `value`: some object with a key that names a
+/// place (`$id`, `id`, `$anchor`, `$dynamicAnchor`), or nesting deep enough to be refused?
+/// Without either, indexing records nothing and is skipped (it makes a pointer per
+/// subschema).
+fn may_name_places(value: &Value) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let nested = match value {
+            Value::Object(map) => {
+                if map
+                    .keys()
+                    .any(|k| matches!(k.as_str(), "$id" | "id" | "$anchor" | "$dynamicAnchor"))
+                {
+                    return true;
+                }
+                !map.is_empty()
+            }
+            Value::Array(items) => !items.is_empty(),
+            _ => false,
+        };
+        if !nested {
+            continue;
+        }
+        if depth >= MAX_DEPTH {
+            return true;
+        }
+        match value {
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, depth + 1))),
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Escapes a key as a JSON pointer token.
-pub fn escape_token(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+pub fn escape_token(key: &str) -> Cow<'_, str> {
+    if key.contains(['~', '/']) {
+        Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(key)
+    }
 }
 
 fn percent_decode(text: &str) -> String {

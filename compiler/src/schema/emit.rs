@@ -10,7 +10,9 @@
 
 use std::borrow::Cow;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 use serde_json::{Map, Value};
 
@@ -42,8 +44,8 @@ pub struct Emitter<'d, 'r, 'o> {
     explain: Vec<SchemaDiagnostic>,
     /// Where each pointer's entry sits in `explain`.
     explain_index: FxHashMap<String, usize>,
-    /// Diagnostics already recorded: (pointer, keyword, message).
-    noted: FxHashSet<(String, String, String)>,
+    /// Hashes of the diagnostics recorded: (pointer, keyword, message).
+    noted: FxHashSet<u64>,
     /// The "did you mean" hint for each unknown keyword met (a schema often repeats one).
     hints: FxHashMap<String, String>,
     /// The rule made for each `pattern` compiled, so a repeated pattern shares it.
@@ -148,7 +150,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let explain = if self.options.explain {
             self.explain
         } else {
-            self.diagnostics.clone()
+            Vec::new()
         };
         Ok(Compiled {
             grammar,
@@ -204,12 +206,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             status,
             message,
         };
-        let key = (
-            pointer.to_string(),
-            keyword.to_string(),
-            diagnostic.message.clone(),
-        );
-        let new = self.noted.insert(key);
+        let new = self.first_noting(&diagnostic);
         if !self.options.explain {
             // The explanation is the diagnostics themselves (see `compile`).
             if new {
@@ -228,6 +225,24 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 self.explain.push(diagnostic);
             }
         }
+    }
+
+    /// Is `diagnostic` (pointer, keyword, message) not recorded yet? Remembers it. Only a
+    /// hash is kept: a repeated hash is confirmed against the diagnostics recorded.
+    fn first_noting(&mut self, diagnostic: &SchemaDiagnostic) -> bool {
+        let hash = FxBuildHasher.hash_one((
+            &diagnostic.pointer,
+            &diagnostic.keyword,
+            &diagnostic.message,
+        ));
+        if self.noted.insert(hash) {
+            return true;
+        }
+        !self.diagnostics.iter().any(|d| {
+            d.pointer == diagnostic.pointer
+                && d.keyword == diagnostic.keyword
+                && d.message == diagnostic.message
+        })
     }
 
     fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {

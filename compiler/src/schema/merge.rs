@@ -332,6 +332,11 @@ fn merge_enums(
         }
         v
     };
+    let listed = |m: &Map<String, Value>| m.has("enum") || m.has("const");
+    if !listed(a) || !listed(b) {
+        // One side at most: its `enum`/`const` is in `out` as written.
+        return false;
+    }
     let merged = match (values(a), values(b)) {
         (Some(x), Some(y)) => x
             .into_iter()

@@ -159,7 +159,7 @@ pub struct Compiled {
     /// `--explain`, enforced and annotation ones too, see [`Compiled::explain`]).
     pub diagnostics: Vec<SchemaDiagnostic>,
     /// With [`Options::explain`], every keyword occurrence with its status, in document
-    /// order; without it, the same as `diagnostics`.
+    /// order; without it, empty (what is not simply enforced is in `diagnostics`).
     pub explain: Vec<SchemaDiagnostic>,
 }
 

@@ -243,11 +243,7 @@ pub fn object(
             Err(err) => return Err(err),
         };
         members.push(Member {
-            expr: Expr::seq([
-                Expr::literal(format!("\"{}\"", encode_str(name))),
-                colon.clone(),
-                value,
-            ]),
+            expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
             required: is_required,
         });
     }
@@ -266,11 +262,7 @@ pub fn object(
             None => e.schema(&additional, &additional_at)?,
         };
         members.push(Member {
-            expr: Expr::seq([
-                Expr::literal(format!("\"{}\"", encode_str(name))),
-                colon.clone(),
-                value,
-            ]),
+            expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
             required: true,
         });
     }
@@ -514,6 +506,15 @@ fn counts(
         }
     }
     Ok(())
+}
+
+/// `name` as a JSON string literal, canonically spelled.
+fn quoted_key(name: &str) -> CompactString {
+    let mut text = CompactString::with_capacity(name.len() + 2);
+    text.push('"');
+    json_text::push_encoded_str(&mut text, name);
+    text.push('"');
+    text
 }
 
 /// A JSON string key that is none of `declared` (canonically spelled, so a declared name

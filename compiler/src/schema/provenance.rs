@@ -33,7 +33,7 @@ pub struct MergeSite {
 /// The origins of a schema object written at `at`: each keyword at `at/keyword`.
 pub fn written_at(map: &Map<String, Value>, at: &Location) -> Origins {
     map.keys()
-        .map(|key| (escape_token(key), Some(at.child(key))))
+        .map(|key| (escape_token(key).into_owned(), Some(at.child(key))))
         .collect()
 }
 
@@ -66,7 +66,7 @@ pub fn of_merge(
         let origin = if merged.combined.contains(key) {
             None
         } else if a.has(key) {
-            a_origins.get(&token).cloned().flatten()
+            a_origins.get(token.as_ref()).cloned().flatten()
         } else if b.has(key) {
             Some(b_at.child(key))
         } else {
@@ -91,7 +91,7 @@ pub fn of_merge(
                 origins.insert(format!("{token}/{}", escape_token(name)), member);
             }
         }
-        origins.insert(token, origin);
+        origins.insert(token.into_owned(), origin);
     }
     origins
 }
