@@ -150,31 +150,42 @@ pub fn nonzero_natural() -> Expr {
 }
 
 /// The body of an extra key's contents that do not start with a plain character among
-/// `excluded` (escapes always may): `([^"\\\x00-\x1F…] | cesc) cchar*`. Refers to the
-/// shared `cesc` and `cchar`.
-pub fn other_start(excluded: &[char]) -> Expr {
+/// `excluded` (escapes always may): `([^"\\\x00-\x1F…] | cesc) cchar*`, or with
+/// `or_nothing` also the empty text: `"" | ([^…] | cesc) cchar*`. Refers to the shared
+/// `cesc` and `cchar`.
+pub fn other_start(excluded: &[char], or_nothing: bool) -> Expr {
     let mut class: Vec<(char, char)> = vec![('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
     class.extend(excluded.iter().map(|&c| (c, c)));
-    Expr::seq([
+    let something = Expr::seq([
         Expr::Group(Box::new(Expr::alt([
             Expr::class(true, class),
             Expr::rule("cesc"),
         ]))),
         Expr::repeat(Expr::rule("cchar"), 0, None),
-    ])
+    ]);
+    if or_nothing {
+        Expr::alt([Expr::empty(), something])
+    } else {
+        something
+    }
 }
 
 /// [`other_start`] for no excluded character or one ASCII one, built once per process;
 /// `None` for other sets.
-pub fn other_start_shared(excluded: &[char]) -> Option<&'static Expr> {
-    static BODIES: LazyLock<Vec<Expr>> = LazyLock::new(|| {
-        let mut bodies: Vec<Expr> = (0..128u8).map(|b| other_start(&[char::from(b)])).collect();
-        bodies.push(other_start(&[]));
+pub fn other_start_shared(excluded: &[char], or_nothing: bool) -> Option<&'static Expr> {
+    fn table(or_nothing: bool) -> Vec<Expr> {
+        let mut bodies: Vec<Expr> = (0..128u8)
+            .map(|b| other_start(&[char::from(b)], or_nothing))
+            .collect();
+        bodies.push(other_start(&[], or_nothing));
         bodies
-    });
+    }
+    static SOMETHING: LazyLock<Vec<Expr>> = LazyLock::new(|| table(false));
+    static OR_NOTHING: LazyLock<Vec<Expr>> = LazyLock::new(|| table(true));
+    let bodies = if or_nothing { &OR_NOTHING } else { &SOMETHING };
     match excluded {
-        [] => BODIES.last(),
-        [c] if c.is_ascii() => BODIES.get(*c as usize),
+        [] => bodies.last(),
+        [c] if c.is_ascii() => bodies.get(*c as usize),
         _ => None,
     }
 }

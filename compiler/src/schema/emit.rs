@@ -23,6 +23,7 @@ use super::lookup::Lookup;
 use super::merge::merge;
 use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
+use crate::gbnf::ast::CompactString;
 use crate::gbnf::{self, Expr, Grammar, Rule};
 use crate::pattern::PatternError;
 
@@ -36,7 +37,7 @@ pub struct Emitter<'d, 'r, 'o> {
     pub options: &'o Options<'o>,
     rules: Vec<Rule>,
     /// Rule names taken, besides `root` and the shared building blocks ([`blocks::SHARED`]).
-    names: FxHashSet<String>,
+    names: FxHashSet<CompactString>,
     ref_rules: FxHashMap<Location, String>,
     shared: FxHashSet<&'static str>,
     diagnostics: Vec<SchemaDiagnostic>,
@@ -390,7 +391,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     ) -> Expr {
         if !self.names.contains(name) {
             let body = body(self);
-            self.names.insert(name.to_string());
+            self.names.insert(CompactString::from(name));
             self.rules.push(Rule {
                 name: name.to_string(),
                 body,
@@ -419,7 +420,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// [`Emitter::fresh_prefix`]).
     pub fn add_named_rules_exact(&mut self, rules: Vec<(String, Expr)>) {
         for (name, body) in rules {
-            self.names.insert(name.clone());
+            self.names.insert(CompactString::from(name.as_str()));
             self.rules.push(Rule {
                 name,
                 body: Cow::Owned(body),
@@ -430,56 +431,73 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// A rule name derived from `hint`: only `[a-zA-Z0-9-]`, unique.
     pub fn fresh_name(&mut self, hint: &str) -> String {
-        let mut base: String = hint
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
-        while base.contains("--") {
-            base = base.replace("--", "-");
+        // Other characters become `-`; runs of `-` one; none at either end.
+        let mut base = CompactString::with_capacity(hint.len());
+        for c in hint.chars() {
+            if c.is_ascii_alphanumeric() {
+                base.push(c);
+            } else if !base.is_empty() && !base.ends_with('-') {
+                base.push('-');
+            }
         }
-        let mut base = base.trim_matches('-').to_string();
+        while base.ends_with('-') {
+            base.pop();
+        }
         if base.is_empty() {
-            base = "schema".to_string();
+            base.push_str("schema");
         }
-        if base.starts_with("fmt-") || base.starts_with(super::objects::OTHER_START_PREFIX) {
+        if base.starts_with("fmt-")
+            || base.starts_with(super::objects::OTHER_START_PREFIX)
+            || base.starts_with(super::objects::OR_STOP_PREFIX)
+        {
             // Reserved for string formats and extra keys' first characters.
             base.insert_str(0, "p-");
         }
         base.truncate(48);
+        let taken = |names: &FxHashSet<CompactString>, name: &str| {
+            name == "root" || blocks::SHARED.contains(&name) || names.contains(name)
+        };
         let mut name = base.clone();
         let mut n = 2;
-        while name == "root"
-            || blocks::SHARED.contains(&name.as_str())
-            || self.names.contains(&name)
-        {
-            name = format!("{base}-{n}");
+        while taken(&self.names, &name) {
+            name = compact_str::format_compact!("{base}-{n}");
             n += 1;
         }
-        self.names.insert(name.clone());
-        name
+        let text = name.to_string();
+        self.names.insert(name);
+        text
     }
 
-    /// A readable hint for a rule name from a location's pointer.
+    /// A readable hint for a rule name from a location's pointer: its last two tokens
+    /// that are not schema keywords, joined by `-`.
     pub fn hint(&self, at: &Location) -> String {
-        let words: Vec<&str> = at
-            .pointer
-            .split('/')
-            .filter(|s| {
-                !s.is_empty()
-                    && !matches!(
-                        *s,
-                        "properties"
-                            | "$defs"
-                            | "definitions"
-                            | "anyOf"
-                            | "oneOf"
-                            | "allOf"
-                            | "prefixItems"
-                    )
-            })
-            .collect();
-        let tail = &words[words.len().saturating_sub(2)..];
-        let hint = tail.join("-").replace("~1", "-").replace("~0", "-");
+        let words = at.pointer.split('/').filter(|s| {
+            !s.is_empty()
+                && !matches!(
+                    *s,
+                    "properties"
+                        | "$defs"
+                        | "definitions"
+                        | "anyOf"
+                        | "oneOf"
+                        | "allOf"
+                        | "prefixItems"
+                )
+        });
+        let (mut last, mut before) = (None, None);
+        for word in words {
+            before = last.replace(word);
+        }
+        let mut hint = String::new();
+        for word in before.into_iter().chain(last) {
+            if !hint.is_empty() {
+                hint.push('-');
+            }
+            hint.push_str(word);
+        }
+        if hint.contains('~') {
+            hint = hint.replace("~1", "-").replace("~0", "-");
+        }
         if hint.is_empty() {
             "schema".to_string()
         } else {

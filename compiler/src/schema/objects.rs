@@ -568,9 +568,6 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
     // Sorted, so a name that ends here comes first and the rest group by next char.
     let ends_here = names.first().is_some_and(|n| n.len() == depth);
     let rest = if ends_here { &names[1..] } else { names };
-    if !ends_here {
-        arms.push(Expr::empty());
-    }
     let mut groups: Vec<(char, &[&[char]])> = Vec::new();
     let mut from = 0;
     while from < rest.len() {
@@ -584,8 +581,13 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
     // (the usual case) leave every escape free: one rule per set of excluded characters,
     // shared by every key in the grammar.
     if next.iter().all(plain) {
-        arms.push(other_start(e, &next));
+        // Stopping here too, unless a name ends here.
+        let stop = if ends_here { Stop::No } else { Stop::Yes };
+        arms.push(other_start(e, &next, stop));
     } else {
+        if !ends_here {
+            arms.push(Expr::empty());
+        }
         let mut others: Vec<(u32, u32)> = Vec::new();
         let mut from = 0u32;
         for c in &next {
@@ -614,30 +616,48 @@ fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char]) -> Expr {
     let mut arms = Vec::with_capacity(suffix.len() + 1);
     let mut prefix = CompactString::default();
     for &c in suffix {
-        let stop_or_turn = Expr::repeat(other_start(e, &[c]), 0, Some(1));
+        let stop_or_turn = other_start(e, &[c], Stop::Yes);
         arms.push(Expr::seq([Expr::literal(prefix.clone()), stop_or_turn]));
         prefix.push(c);
     }
-    arms.push(Expr::seq([Expr::literal(prefix), other_start(e, &[])]));
+    arms.push(Expr::seq([
+        Expr::literal(prefix),
+        other_start(e, &[], Stop::No),
+    ]));
     Expr::alt(arms)
 }
 
+/// May the key contents end where an [`other_start`] rule begins?
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Yes: the rule also matches the empty text (`ko-…`).
+    Yes,
+    /// No: at least one character follows (`kx-…`).
+    No,
+}
+
 /// Key contents that start with a character other than the plain characters `excluded`
-/// (or with an escape): a rule named after the set, made once per grammar (its body
-/// built once per process for no or one ASCII character, the usual case).
-fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char]) -> Expr {
+/// (or with an escape), or with `Stop::Yes` nothing at all: a rule named after the set,
+/// made once per grammar (its body built once per process for no or one ASCII
+/// character, the usual case).
+fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Expr {
+    let stop_too = stop == Stop::Yes;
     let body = |e: &mut Emitter<'_, '_, '_>| {
         e.shared_rule("cchar");
         e.shared_rule("cesc");
-        match blocks::other_start_shared(excluded) {
+        match blocks::other_start_shared(excluded, stop_too) {
             Some(shared) => Cow::Borrowed(shared),
-            None => Cow::Owned(blocks::other_start(excluded)),
+            None => Cow::Owned(blocks::other_start(excluded, stop_too)),
         }
     };
     if excluded.len() > 16 {
         return body(e).into_owned();
     }
-    let mut name = CompactString::const_new(OTHER_START_PREFIX);
+    let mut name = CompactString::const_new(if stop_too {
+        OR_STOP_PREFIX
+    } else {
+        OTHER_START_PREFIX
+    });
     for c in excluded {
         if c.is_ascii_alphanumeric() {
             name.push(*c);
@@ -662,6 +682,10 @@ fn evaluated_by_validation(map: &Map<String, Value>) -> bool {
 
 /// The prefix of [`other_start`]'s rule names, which no other rule name may take.
 pub const OTHER_START_PREFIX: &str = "kx-";
+
+/// The prefix of [`other_start`]'s rule names that also match the empty text, which no
+/// other rule name may take.
+pub const OR_STOP_PREFIX: &str = "ko-";
 
 #[cfg(test)]
 mod tests {
