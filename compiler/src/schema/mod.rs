@@ -155,8 +155,8 @@ impl fmt::Display for SchemaDiagnostic {
 pub struct Compiled {
     /// The grammar; it passes [`crate::gbnf::check`].
     pub grammar: Grammar,
-    /// Every keyword that is not simply enforced: validation-only, unknown (and, for
-    /// `--explain`, enforced and annotation ones too, see [`Compiled::explain`]).
+    /// Every keyword that is not simply enforced: validation-only, restricted, unknown.
+    /// (With [`Options::explain`], [`Compiled::explain`] lists every keyword.)
     pub diagnostics: Vec<SchemaDiagnostic>,
     /// With [`Options::explain`], every keyword occurrence with its status, in document
     /// order; without it, empty (what is not simply enforced is in `diagnostics`).
