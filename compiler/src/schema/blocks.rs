@@ -142,7 +142,7 @@ fn canonical_escape() -> Expr {
 }
 
 /// `[1-9] [0-9]*`: a natural number above zero, without leading zeros.
-pub fn nonzero_natural() -> Expr {
+fn nonzero_natural() -> Expr {
     Expr::seq([
         Expr::class(false, [('1', '9')]),
         Expr::repeat(Expr::class(false, [('0', '9')]), 0, None),
