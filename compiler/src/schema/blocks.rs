@@ -16,33 +16,25 @@ pub const SHARED: &[&str] = &[
     "null", "ws",
 ];
 
-/// The body of the shared block `name` under `whitespace`, and the blocks it refers to
-/// (in the order a grammar should define them, before `name`); `None` for a name not in
-/// [`SHARED`].
-pub fn shared(
-    name: &str,
-    whitespace: Whitespace,
-) -> Option<(&'static Expr, &'static [&'static str])> {
+/// The body of the shared block `name` under `whitespace`; `None` for a name not in
+/// [`SHARED`]. The blocks it refers to are [`refers_to`] it.
+pub fn shared(name: &str, whitespace: Whitespace) -> Option<&'static Expr> {
     let index = SHARED.iter().position(|n| *n == name)?;
     let bodies = match whitespace {
         Whitespace::Compact => &*COMPACT,
         Whitespace::Flexible => &*FLEXIBLE,
     };
-    Some((&bodies[index], refers_to(name, whitespace)))
+    bodies.get(index)
 }
 
-/// The blocks `name`'s body refers to, in the order it meets them.
-fn refers_to(name: &str, whitespace: Whitespace) -> &'static [&'static str] {
-    let flexible = whitespace == Whitespace::Flexible;
-    match name {
-        "value" => &["object", "array", "string", "number"],
-        "object" if flexible => &["ws", "string", "value"],
-        "object" => &["string", "value"],
-        "array" if flexible => &["ws", "value"],
-        "array" => &["value"],
-        "string" => &["char"],
-        _ => &[],
-    }
+/// Calls `visit` with each rule `body` refers to, in the order it meets them (a grammar
+/// defines them before the rule, in that order).
+pub fn refers_to(body: &'static Expr, mut visit: impl FnMut(&'static str)) {
+    body.walk(|expr| {
+        if let Expr::Ref { name, .. } = expr {
+            visit(name.as_str());
+        }
+    });
 }
 
 static COMPACT: LazyLock<Vec<Expr>> = LazyLock::new(|| bodies(Whitespace::Compact));

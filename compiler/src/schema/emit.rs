@@ -524,10 +524,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `boolean`, `null`, `ws`.
     pub fn shared_rule(&mut self, name: &'static str) -> Expr {
         if self.shared.insert(name) {
-            if let Some((body, refers_to)) = blocks::shared(name, self.options.whitespace) {
-                for block in refers_to {
+            if let Some(body) = blocks::shared(name, self.options.whitespace) {
+                blocks::refers_to(body, |block| {
                     self.shared_rule(block);
-                }
+                });
                 self.rules.push(Rule {
                     name: name.to_string(),
                     body: Cow::Borrowed(body),
