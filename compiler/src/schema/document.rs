@@ -35,11 +35,7 @@ impl Location {
         let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
         pointer.push_str(&self.pointer);
         pointer.push('/');
-        if key.contains(['~', '/']) {
-            pointer.push_str(&escape_token(key));
-        } else {
-            pointer.push_str(key);
-        }
+        pointer.push_str(&escape_token(key));
         Location {
             doc: self.doc,
             pointer,
@@ -452,30 +448,24 @@ fn unwrap_response_format(input: &Value) -> Result<(Source<'_>, bool), CompileEr
 /// Without either, indexing records nothing and is skipped (it makes a pointer per
 /// subschema).
 fn may_name_places(value: &Value) -> bool {
+    let names_a_place =
+        |key: &String| matches!(key.as_str(), "$id" | "id" | "$anchor" | "$dynamicAnchor");
     let mut stack = vec![(value, 0usize)];
     while let Some((value, depth)) = stack.pop() {
-        let nested = match value {
-            Value::Object(map) => {
-                if map
-                    .keys()
-                    .any(|k| matches!(k.as_str(), "$id" | "id" | "$anchor" | "$dynamicAnchor"))
-                {
+        match value {
+            Value::Object(map) if map.keys().any(names_a_place) => return true,
+            Value::Object(map) if !map.is_empty() => {
+                if depth >= MAX_DEPTH {
                     return true;
                 }
-                !map.is_empty()
+                stack.extend(map.values().map(|child| (child, depth + 1)));
             }
-            Value::Array(items) => !items.is_empty(),
-            _ => false,
-        };
-        if !nested {
-            continue;
-        }
-        if depth >= MAX_DEPTH {
-            return true;
-        }
-        match value {
-            Value::Object(map) => stack.extend(map.values().map(|child| (child, depth + 1))),
-            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            Value::Array(items) if !items.is_empty() => {
+                if depth >= MAX_DEPTH {
+                    return true;
+                }
+                stack.extend(items.iter().map(|child| (child, depth + 1)));
+            }
             _ => {}
         }
     }

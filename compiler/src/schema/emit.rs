@@ -20,7 +20,7 @@ use super::blocks;
 use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
-use super::merge::merge;
+use super::merge::{merge, restricts};
 use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::ast::CompactString;
@@ -446,10 +446,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if base.is_empty() {
             base.push_str("schema");
         }
-        if base.starts_with("fmt-")
-            || base.starts_with(super::objects::OTHER_START_PREFIX)
-            || base.starts_with(super::objects::OR_STOP_PREFIX)
-        {
+        if RESERVED_PREFIXES.iter().any(|p| base.starts_with(p)) {
             // Reserved for string formats and extra keys' first characters.
             base.insert_str(0, "p-");
         }
@@ -758,7 +755,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
         why: &str,
     ) -> Result<(), CompileError> {
-        if map.kw(unevaluated).is_some_and(|v| v != &TRUE) {
+        if restricts(map, unevaluated) {
             self.validation_only(at, unevaluated, why)?;
             map.shift_remove(unevaluated);
         }
@@ -1131,8 +1128,16 @@ pub fn is_conditional(map: &Map<String, Value>) -> bool {
     map.has("if") && (map.has("then") || map.has("else"))
 }
 
+/// Prefixes of rule names made for string formats and extra keys' first characters,
+/// which rules named after the schema may not take.
+const RESERVED_PREFIXES: [&str; 3] = [
+    "fmt-",
+    super::objects::OTHER_START_PREFIX,
+    super::objects::OR_STOP_PREFIX,
+];
+
 /// The keywords that apply to what the rest of the schema leaves unevaluated.
-const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
+pub const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
 
 /// For each of [`UNEVALUATED`], the keywords that evaluate what it applies to.
 const EVALUATING: [&[&str]; 2] = [

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::emit::TRUE;
+use super::emit::{TRUE, UNEVALUATED};
 use super::keywords::{is_annotation, is_known};
 use super::lookup::Lookup;
 
@@ -43,9 +43,8 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         conflicts.push("patternProperties".to_string());
     }
     // What is "unevaluated" depends on the schemas around it: merging changes it.
-    for key in ["unevaluatedProperties", "unevaluatedItems"] {
-        let relevant = |m: &Map<String, Value>| m.kw(key).is_some_and(|v| v != &Value::Bool(true));
-        if relevant(a) || relevant(b) {
+    for key in UNEVALUATED {
+        if restricts(a, key) || restricts(b, key) {
             conflicts.push(key.to_string());
         }
     }
@@ -125,8 +124,8 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
     // A keyword kept from one side only leaves the other side's keys (items) unevaluated
     // where the schema evaluates them: an `unevaluated*` kept beside it would refuse them.
     if conflicts.iter().any(|c| !c.starts_with("unevaluated")) {
-        for key in ["unevaluatedProperties", "unevaluatedItems"] {
-            if out.kw(key).is_some_and(|v| v != &TRUE) {
+        for key in UNEVALUATED {
+            if restricts(&out, key) {
                 out.shift_remove(key);
             }
         }
@@ -146,6 +145,11 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         conflicts,
         combined,
     }
+}
+
+/// Does `map` hold `key` with a schema other than `true` (one that restricts anything)?
+pub fn restricts(map: &Map<String, Value>, key: &str) -> bool {
+    map.kw(key).is_some_and(|v| v != &TRUE)
 }
 
 /// `{"allOf": [a, b]}`, flattened when either side is `true`.
