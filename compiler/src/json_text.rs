@@ -41,7 +41,14 @@ pub fn push_encoded(out: &mut impl fmt::Write, c: char) {
         '\n' => out.write_str("\\n"),
         '\u{c}' => out.write_str("\\f"),
         '\r' => out.write_str("\\r"),
-        c if u32::from(c) < 0x20 => write!(out, "\\u{:04x}", u32::from(c)),
+        c if u32::from(c) < 0x20 => {
+            // `\u00` and two lowercase hex digits, as serde_json writes them.
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let code = u32::from(c) as usize;
+            out.write_str("\\u00")
+                .and_then(|()| out.write_char(char::from(HEX[code >> 4])))
+                .and_then(|()| out.write_char(char::from(HEX[code & 0xF])))
+        }
         c => out.write_char(c),
     };
 }

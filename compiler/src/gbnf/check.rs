@@ -8,11 +8,16 @@
 //! nullable), `check` follows the truth, because llama.cpp's sampler would recurse
 //! forever on what slips through.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ast::{ClassRange, Expr, Grammar, Pos};
-use super::derives::{self, Definitions, Derives};
+use super::derives::{self, Definitions, Derives, Graph};
 use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
+use super::settled;
 use crate::diagnostic::Diagnostic;
 
 /// Checks a grammar; returns every finding, errors and warnings, in source order.
@@ -50,8 +55,10 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
         .iter()
         .map(|(name, _)| defined.get(name).copied())
         .collect();
-    let edges = reference_edges(&defined, &scan, &targets);
-    references(grammar, &defined, &scan, &targets, &edges, &mut out);
+    let targets_of = |index: usize| &targets[scan.refs_range(index)];
+    let settled = settled::recall(grammar, &defined, targets_of);
+    let edges = reference_edges(&defined, &settled, targets_of);
+    references(grammar, &defined, &scan, &targets, targets_of, &mut out);
     repetitions(grammar, &defined, &scan, &targets, &mut out);
     classes(grammar, &scan, &mut out);
     let bounds_ok = !out.iter().any(|d| d.code == "repeat-bound");
@@ -63,14 +70,25 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
         ));
     } else if bounds_ok {
         let components = derives::strongly_connected(&edges);
-        match derives::derives_in(grammar, &defined, &edges, &components) {
+        match derives::derives_in(grammar, &defined, &edges, &components, &settled) {
             Ok(derived) => {
-                let cyclic = in_cycles(&edges, &components);
+                // A settled rule reaches only settled rules, which take part in no left
+                // recursion and repeat nothing nullable.
+                let mut cyclic = in_cycles(&edges, &components);
+                for (index, facts) in settled.iter().enumerate() {
+                    cyclic[index] &= facts.is_none();
+                }
                 left_recursion(grammar, &defined, &derived, &cyclic, &mut out);
-                nullable_repetitions(&defined, &scan, &derived, &mut out);
+                let repeats = (0..grammar.rules.len())
+                    .filter(|&index| settled[index].is_none())
+                    .flat_map(|index| &scan.repeats[scan.repeats_range(index)]);
+                nullable_repetitions(&defined, repeats, &derived, &mut out);
                 if !out.iter().any(|d| d.code == "undefined-rule") {
                     // Otherwise every rule that reaches the undefined one would be reported too.
                     empty_languages(grammar, &defined, &derived, &mut out);
+                }
+                if is_clean(&out) {
+                    settled::remember(grammar, &defined, targets_of, &derived);
                 }
             }
             Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
@@ -103,6 +121,11 @@ struct Scan<'g> {
     repeat_chain: u64,
 }
 
+/// An expression met by [`Scan::walk`]: the expression, its depth, the copies llama.cpp
+/// makes of it through enclosing repetitions, and the product of the repetitions it sits
+/// directly inside.
+type Walked<'g> = (&'g Expr, usize, u64, u64);
+
 /// The count llama.cpp multiplies a repetition's item by (`SymbolSimulation::item`).
 fn repeat_total(min: u32, max: Option<u32>) -> u64 {
     match max {
@@ -118,71 +141,117 @@ struct RuleScan {
     depth: usize,
     /// The index of its first reference in [`Scan::refs`].
     refs_from: usize,
+    /// The index of its first repetition in [`Scan::repeats`].
+    repeats_from: usize,
 }
 
 impl<'g> Scan<'g> {
-    /// Walks every rule once, without recursion.
+    /// Walks every rule once, without recursion. A body borrowed for the whole process
+    /// (a shared building block) is walked once per thread and its findings kept.
     fn of(grammar: &'g Grammar) -> Self {
         let mut scan = Scan::default();
         let mut stack = Vec::new();
         for (index, rule) in grammar.rules.iter().enumerate() {
-            let mut deepest = 0;
-            let refs_from = scan.refs.len();
-            let mut size = 1u64;
-            // (expression, depth, copies llama.cpp makes of it through enclosing
-            // repetitions, product of the repetitions it sits directly inside)
-            stack.push((&*rule.body, 1usize, 1u64, 1u64));
-            while let Some((expr, depth, copies, chain)) = stack.pop() {
-                deepest = deepest.max(depth);
-                let mut inner_copies = copies;
-                let mut inner_chain = 1;
-                let own = match expr {
-                    Expr::Ref { name, pos } => {
-                        scan.refs.push((name, *pos));
-                        1
-                    }
-                    Expr::Repeat { min, max, .. } => {
-                        scan.repeats.push(expr);
-                        scan.symbol_bound = scan.symbol_bound.saturating_add(
-                            max.map_or(1, |max| u64::from(max.saturating_sub(*min))),
-                        );
-                        inner_chain = chain.saturating_mul(repeat_total(*min, *max));
-                        scan.repeat_chain = scan.repeat_chain.max(inner_chain);
-                        let count = u64::from(max.unwrap_or(*min).max(*min)).saturating_add(1);
-                        inner_copies = copies.saturating_mul(count);
-                        // Two symbols, and the body counts at least one per copy.
-                        count.saturating_add(2)
-                    }
-                    Expr::Class { ranges, .. } => {
-                        scan.empty_ranges
-                            .extend(ranges.iter().filter(|r| r.lo > r.hi).map(|r| (index, *r)));
-                        1
-                    }
-                    Expr::Alt(arms) => arms.len() as u64 + 1,
-                    Expr::Literal(text) => text.len() as u64,
-                    Expr::Any | Expr::Token { .. } => 1,
-                    Expr::Group(_) => {
-                        scan.symbol_bound = scan.symbol_bound.saturating_add(1);
-                        0
-                    }
-                    Expr::Seq(_) => 0,
-                };
-                size = size.saturating_add(own.saturating_mul(copies));
-                stack.extend(
-                    expr.children()
-                        .iter()
-                        .rev()
-                        .map(|c| (c, depth + 1, inner_copies, inner_chain)),
-                );
+            match &rule.body {
+                Cow::Borrowed(body) => scan.append_shared(index, body),
+                Cow::Owned(body) => scan.walk(index, body, &mut stack),
             }
-            scan.size_bound = scan.size_bound.saturating_add(size);
-            scan.symbol_bound = scan.symbol_bound.saturating_add(1);
-            scan.rules.push(RuleScan {
-                depth: deepest,
-                refs_from,
-            });
         }
         scan
+    }
+
+    /// Adds rule `index`, whose body lives for the whole process, from the scan of the
+    /// body kept per thread by address.
+    fn append_shared(&mut self, index: usize, body: &'static Expr) {
+        /// The most bodies kept, per thread.
+        const MAX_KEPT: usize = 4096;
+        thread_local! {
+            static SCANNED: RefCell<FxHashMap<usize, Rc<Scan<'static>>>> = RefCell::default();
+        }
+        let address = std::ptr::from_ref(body) as usize;
+        let kept = SCANNED.with_borrow_mut(|scanned| {
+            if let Some(kept) = scanned.get(&address) {
+                return Rc::clone(kept);
+            }
+            let mut alone = Scan::default();
+            alone.walk(0, body, &mut Vec::new());
+            let alone = Rc::new(alone);
+            if scanned.len() < MAX_KEPT {
+                scanned.insert(address, Rc::clone(&alone));
+            }
+            alone
+        });
+        self.rules.push(RuleScan {
+            depth: kept.rules[0].depth,
+            refs_from: self.refs.len(),
+            repeats_from: self.repeats.len(),
+        });
+        self.refs.extend_from_slice(&kept.refs);
+        self.repeats.extend_from_slice(&kept.repeats);
+        self.empty_ranges
+            .extend(kept.empty_ranges.iter().map(|&(_, range)| (index, range)));
+        self.size_bound = self.size_bound.saturating_add(kept.size_bound);
+        self.symbol_bound = self.symbol_bound.saturating_add(kept.symbol_bound);
+        self.repeat_chain = self.repeat_chain.max(kept.repeat_chain);
+    }
+
+    /// Adds rule `index` with body `body`, walking it (`stack` is scratch space).
+    fn walk(&mut self, index: usize, body: &'g Expr, stack: &mut Vec<Walked<'g>>) {
+        let mut deepest = 0;
+        let refs_from = self.refs.len();
+        let repeats_from = self.repeats.len();
+        let mut size = 1u64;
+        stack.push((body, 1usize, 1u64, 1u64));
+        while let Some((expr, depth, copies, chain)) = stack.pop() {
+            deepest = deepest.max(depth);
+            let mut inner_copies = copies;
+            let mut inner_chain = 1;
+            let own = match expr {
+                Expr::Ref { name, pos } => {
+                    self.refs.push((name, *pos));
+                    1
+                }
+                Expr::Repeat { min, max, .. } => {
+                    self.repeats.push(expr);
+                    self.symbol_bound = self
+                        .symbol_bound
+                        .saturating_add(max.map_or(1, |max| u64::from(max.saturating_sub(*min))));
+                    inner_chain = chain.saturating_mul(repeat_total(*min, *max));
+                    self.repeat_chain = self.repeat_chain.max(inner_chain);
+                    let count = u64::from(max.unwrap_or(*min).max(*min)).saturating_add(1);
+                    inner_copies = copies.saturating_mul(count);
+                    // Two symbols, and the body counts at least one per copy.
+                    count.saturating_add(2)
+                }
+                Expr::Class { ranges, .. } => {
+                    self.empty_ranges
+                        .extend(ranges.iter().filter(|r| r.lo > r.hi).map(|r| (index, *r)));
+                    1
+                }
+                Expr::Alt(arms) => arms.len() as u64 + 1,
+                Expr::Literal(text) => text.len() as u64,
+                Expr::Any | Expr::Token { .. } => 1,
+                Expr::Group(_) => {
+                    self.symbol_bound = self.symbol_bound.saturating_add(1);
+                    0
+                }
+                Expr::Seq(_) => 0,
+            };
+            size = size.saturating_add(own.saturating_mul(copies));
+            stack.extend(
+                expr.children()
+                    .iter()
+                    .rev()
+                    .map(|c| (c, depth + 1, inner_copies, inner_chain)),
+            );
+        }
+        self.size_bound = self.size_bound.saturating_add(size);
+        self.symbol_bound = self.symbol_bound.saturating_add(1);
+        self.rules.push(RuleScan {
+            depth: deepest,
+            refs_from,
+            repeats_from,
+        });
     }
 
     /// Where rule `index`'s references lie in [`Scan::refs`].
@@ -194,30 +263,36 @@ impl<'g> Scan<'g> {
             .map_or(self.refs.len(), |r| r.refs_from);
         from..to
     }
+
+    /// Where rule `index`'s repetitions lie in [`Scan::repeats`].
+    fn repeats_range(&self, index: usize) -> std::ops::Range<usize> {
+        let from = self.rules[index].repeats_from;
+        let to = self
+            .rules
+            .get(index + 1)
+            .map_or(self.repeats.len(), |r| r.repeats_from);
+        from..to
+    }
 }
 
-/// For each rule (its first definition), the rules it references, sorted, without
-/// repeats; empty for later duplicate definitions.
-fn reference_edges(
+/// For each rule (its first definition), the rules it references; none for later
+/// duplicate definitions, and none for settled rules (what they reach is settled too, so
+/// the analyses that follow need not see it).
+fn reference_edges<'t>(
     defined: &Definitions<'_>,
-    scan: &Scan<'_>,
-    targets: &[Option<usize>],
-) -> Vec<Vec<usize>> {
-    (0..scan.rules.len())
-        .map(|index| {
-            if !defined.is_first(index) {
-                return Vec::new();
+    settled: &[Option<settled::Facts>],
+    targets_of: impl Fn(usize) -> &'t [Option<usize>],
+) -> Graph {
+    let mut edges = Graph::with_capacity(settled.len(), 0);
+    for (index, facts) in settled.iter().enumerate() {
+        if defined.is_first(index) && facts.is_none() {
+            for &target in targets_of(index).iter().flatten() {
+                edges.push_target(target);
             }
-            let mut targets: Vec<usize> = targets[scan.refs_range(index)]
-                .iter()
-                .flatten()
-                .copied()
-                .collect();
-            targets.sort_unstable();
-            targets.dedup();
-            targets
-        })
-        .collect()
+        }
+        edges.end_node();
+    }
+    edges
 }
 
 /// `true` when no diagnostic is an error.
@@ -289,12 +364,12 @@ fn names(grammar: &Grammar, out: &mut Vec<Diagnostic>) {
 }
 
 /// Reports references to undefined rules, and rules that `root` never reaches.
-fn references(
+fn references<'t>(
     grammar: &Grammar,
     defined: &Definitions<'_>,
     scan: &Scan<'_>,
-    targets: &[Option<usize>],
-    edges: &[Vec<usize>],
+    targets: &'t [Option<usize>],
+    targets_of: impl Fn(usize) -> &'t [Option<usize>],
     out: &mut Vec<Diagnostic>,
 ) {
     for (&(name, pos), target) in scan.refs.iter().zip(targets) {
@@ -316,7 +391,8 @@ fn references(
     reached[root] = true;
     let mut queue = vec![root];
     while let Some(index) = queue.pop() {
-        for &target in &edges[index] {
+        // Only first definitions are queued: references name those.
+        for &target in targets_of(index).iter().flatten() {
             if !reached[target] {
                 reached[target] = true;
                 queue.push(target);
@@ -588,10 +664,10 @@ fn leftmost_refs<'g>(
 
 /// For each rule, whether it lies on a cycle of references (its strongly connected
 /// component has several rules, or it references itself).
-fn in_cycles(edges: &[Vec<usize>], components: &derives::Components) -> Vec<bool> {
+fn in_cycles(edges: &Graph, components: &derives::Components) -> Vec<bool> {
     let mut cyclic = vec![false; edges.len()];
     for component in components.iter() {
-        if component.len() > 1 || component.iter().any(|&i| edges[i].contains(&i)) {
+        if component.len() > 1 || component.iter().any(|&i| edges.targets(i).contains(&i)) {
             component.iter().for_each(|&i| cyclic[i] = true);
         }
     }
@@ -611,25 +687,21 @@ fn left_recursion(
     if !cyclic.contains(&true) {
         return;
     }
-    let n = grammar.rules.len();
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut edges = Graph::with_capacity(grammar.rules.len(), 0);
+    let mut refs = Vec::new();
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if !defined.is_first(index) || !cyclic[index] {
-            continue;
+        if defined.is_first(index) && cyclic[index] {
+            refs.clear();
+            leftmost_refs(&rule.body, defined, &derived.nullable, &mut refs);
+            for target in refs.iter().filter_map(|r| defined.get(r).copied()) {
+                edges.push_target(target);
+            }
         }
-        let mut refs = Vec::new();
-        leftmost_refs(&rule.body, defined, &derived.nullable, &mut refs);
-        let mut targets: Vec<usize> = refs
-            .iter()
-            .filter_map(|r| defined.get(r).copied())
-            .collect();
-        targets.sort_unstable();
-        targets.dedup();
-        edges[index] = targets;
+        edges.end_node();
     }
     for component in derives::strongly_connected(&edges).iter() {
         let first = component.iter().copied().min().unwrap_or(0);
-        let cyclic = component.len() > 1 || edges[first].contains(&first);
+        let cyclic = component.len() > 1 || edges.targets(first).contains(&first);
         if !cyclic {
             continue;
         }
@@ -656,11 +728,11 @@ fn left_recursion(
 }
 
 /// A shortest cycle from `start` back to itself inside one strongly connected component.
-fn cycle_through(start: usize, edges: &[Vec<usize>], members: &FxHashSet<usize>) -> Vec<usize> {
+fn cycle_through(start: usize, edges: &Graph, members: &FxHashSet<usize>) -> Vec<usize> {
     let mut parent: FxHashMap<usize, usize> = FxHashMap::default();
     let mut queue = std::collections::VecDeque::from([start]);
     while let Some(node) = queue.pop_front() {
-        for &next in &edges[node] {
+        for &next in edges.targets(node) {
             if !members.contains(&next) {
                 continue;
             }
@@ -687,13 +759,13 @@ fn cycle_through(start: usize, edges: &[Vec<usize>], members: &FxHashSet<usize>)
 
 /// `x*`, `x+` and `x{m,}` over an `x` that can match the empty text: llama.cpp expands
 /// them to `r ::= x r |`, which is left recursion it does not always detect.
-fn nullable_repetitions(
+fn nullable_repetitions<'g>(
     defined: &Definitions<'_>,
-    scan: &Scan<'_>,
+    repeats: impl Iterator<Item = &'g &'g Expr>,
     derived: &Derives,
     out: &mut Vec<Diagnostic>,
 ) {
-    for e in &scan.repeats {
+    for e in repeats {
         if let Expr::Repeat {
             expr,
             max: None,

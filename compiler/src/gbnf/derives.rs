@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use super::ast::{Expr, Grammar};
 use super::charset::CharSet;
 use super::flat::{Flat, LowerError, MAX_SYMBOLS};
+use super::settled::Facts;
 
 /// Passes over one strongly connected component before falling back to the flat form.
 pub const MAX_PASSES: usize = 8;
@@ -72,49 +73,48 @@ pub fn definitions(grammar: &Grammar) -> Definitions<'_> {
 /// # Errors
 /// [`LowerError`] only from the fallback, on grammars too large to lower.
 pub fn derives(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, LowerError> {
-    let n = grammar.rules.len();
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut edges = Graph::with_capacity(grammar.rules.len(), 0);
     for (index, rule) in grammar.rules.iter().enumerate() {
-        if !defined.is_first(index) {
-            continue;
-        }
-        let targets = &mut edges[index];
-        rule.body.walk(|e| {
-            if let Expr::Ref { name, .. } = e {
-                if let Some(&target) = defined.get(name.as_str()) {
-                    targets.push(target);
+        if defined.is_first(index) {
+            rule.body.walk(|e| {
+                if let Expr::Ref { name, .. } = e {
+                    if let Some(&target) = defined.get(name.as_str()) {
+                        edges.push_target(target);
+                    }
                 }
-            }
-        });
-        targets.sort_unstable();
-        targets.dedup();
+            });
+        }
+        edges.end_node();
     }
     derives_over(grammar, defined, &edges)
 }
 
-/// [`derives`] given the reference graph already: `edges[i]` lists the rules that rule `i`
-/// (its first definition) references, sorted and without repeats.
+/// [`derives`] given the reference graph already: `edges.targets(i)` lists the rules that
+/// rule `i` (its first definition) references.
 ///
 /// # Errors
 /// As [`derives`].
 pub fn derives_over(
     grammar: &Grammar,
     defined: &Definitions<'_>,
-    edges: &[Vec<usize>],
+    edges: &Graph,
 ) -> Result<Derives, LowerError> {
-    derives_in(grammar, defined, edges, &strongly_connected(edges))
+    derives_in(grammar, defined, edges, &strongly_connected(edges), &[])
 }
 
 /// [`derives_over`] given also the graph's [`strongly_connected`] components, in the order
-/// that function gives them.
+/// that function gives them, and what is already known of some rules (`settled[i]`, when
+/// present, is rule `i`'s answer; a component is taken from it only when all its rules
+/// have one).
 ///
 /// # Errors
 /// As [`derives`].
 pub fn derives_in(
     grammar: &Grammar,
     defined: &Definitions<'_>,
-    edges: &[Vec<usize>],
+    edges: &Graph,
     components: &Components,
+    settled: &[Option<Facts>],
 ) -> Result<Derives, LowerError> {
     let n = grammar.rules.len();
     let mut state = Derives {
@@ -124,7 +124,19 @@ pub fn derives_in(
     // Components come sinks first, so every rule a component uses outside itself is
     // settled before it; inside a component, iterate to the fixpoint.
     for component in components.iter() {
-        let single = component.len() == 1 && !edges[component[0]].contains(&component[0]);
+        let known = |index: usize| settled.get(index).copied().flatten();
+        if component.iter().all(|&index| known(index).is_some()) {
+            for &index in component {
+                let facts = known(index).unwrap_or(Facts {
+                    productive: false,
+                    nullable: false,
+                });
+                state.productive[index] = facts.productive;
+                state.nullable[index] = facts.nullable;
+            }
+            continue;
+        }
+        let single = component.len() == 1 && !edges.targets(component[0]).contains(&component[0]);
         let mut passes = 0;
         loop {
             let mut changed = false;
@@ -284,6 +296,57 @@ fn size(expr: &Expr) -> u64 {
     }
 }
 
+/// A directed graph over nodes `0..len`, each node's targets stored one after another
+/// (one allocation for the whole graph, not one per node).
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// Where each node's targets end in `targets`.
+    ends: Vec<usize>,
+    /// Every node's targets, node by node.
+    targets: Vec<usize>,
+}
+
+impl Graph {
+    /// An empty graph with room for `nodes` nodes and `edges` edges.
+    pub fn with_capacity(nodes: usize, edges: usize) -> Graph {
+        Graph {
+            ends: Vec::with_capacity(nodes),
+            targets: Vec::with_capacity(edges),
+        }
+    }
+
+    /// Adds an edge from the node being built (the next one [`Graph::end_node`] closes).
+    pub fn push_target(&mut self, target: usize) {
+        self.targets.push(target);
+    }
+
+    /// Closes the node being built.
+    pub fn end_node(&mut self) {
+        self.ends.push(self.targets.len());
+    }
+
+    /// How many nodes the graph has.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether the graph has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Whether no node has an edge.
+    pub fn has_no_edges(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// The nodes `node` has an edge to, in the order they were added (repeats kept).
+    pub fn targets(&self, node: usize) -> &[usize] {
+        let start = if node == 0 { 0 } else { self.ends[node - 1] };
+        &self.targets[start..self.ends[node]]
+    }
+}
+
 /// The strongly connected components of a graph, each listed after every component it
 /// reaches: one flat list of members, component by component.
 #[derive(Debug, Clone, Default)]
@@ -304,12 +367,12 @@ impl Components {
     }
 }
 
-/// The strongly connected components of a graph given as adjacency lists, each component
-/// listed after every component it reaches (Tarjan's algorithm, iteratively: grammars can
-/// have very long reference chains).
-pub fn strongly_connected(edges: &[Vec<usize>]) -> Components {
+/// The strongly connected components of a graph, each component listed after every
+/// component it reaches (Tarjan's algorithm, iteratively: grammars can have very long
+/// reference chains).
+pub fn strongly_connected(edges: &Graph) -> Components {
     let n = edges.len();
-    if edges.iter().all(Vec::is_empty) {
+    if edges.has_no_edges() {
         // No references: every node is a component of its own (in the order Tarjan's
         // algorithm would give them).
         return Components {
@@ -338,7 +401,7 @@ pub fn strongly_connected(edges: &[Vec<usize>]) -> Components {
         stack.push(root);
         on_stack[root] = true;
         while let Some(&mut (node, ref mut next_edge)) = work.last_mut() {
-            if let Some(&next) = edges[node].get(*next_edge) {
+            if let Some(&next) = edges.targets(node).get(*next_edge) {
                 *next_edge += 1;
                 if index[next] == usize::MAX {
                     index[next] = counter;
