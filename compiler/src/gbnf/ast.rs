@@ -152,39 +152,52 @@ impl Expr {
     }
 
     /// A sequence in normal form: nested sequences are flattened, alternations grouped,
-    /// and a one-item sequence is that item.
+    /// and a one-item sequence is that item. A `Vec` already in normal form is kept as is.
     pub fn seq(items: impl IntoIterator<Item = Expr>) -> Expr {
-        let items = items.into_iter();
-        let mut flat = Vec::with_capacity(items.size_hint().0);
-        for item in items {
-            match item {
-                Expr::Seq(inner) => flat.extend(inner),
-                alt @ Expr::Alt(_) => flat.push(Expr::Group(Box::new(alt))),
-                other => flat.push(other),
+        let mut items: Vec<Expr> = items.into_iter().collect();
+        // Empty sequences (the usual nested ones) go in place, without a new vector.
+        items.retain(|item| !matches!(item, Expr::Seq(inner) if inner.is_empty()));
+        if items.iter().any(|item| matches!(item, Expr::Seq(_))) {
+            let mut flat = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Expr::Seq(inner) => flat.extend(inner),
+                    other => flat.push(other),
+                }
+            }
+            items = flat;
+        }
+        for item in &mut items {
+            if matches!(item, Expr::Alt(_)) {
+                let alt = std::mem::replace(item, Expr::empty());
+                *item = Expr::Group(Box::new(alt));
             }
         }
-        if flat.len() == 1 {
-            flat.pop().unwrap_or_else(Expr::empty)
+        if items.len() == 1 {
+            items.pop().unwrap_or_else(Expr::empty)
         } else {
-            Expr::Seq(flat)
+            Expr::Seq(items)
         }
     }
 
     /// An alternation in normal form: nested alternations are flattened and a one-arm
-    /// alternation is that arm.
+    /// alternation is that arm. A `Vec` already in normal form is kept as is.
     pub fn alt(arms: impl IntoIterator<Item = Expr>) -> Expr {
-        let arms = arms.into_iter();
-        let mut flat = Vec::with_capacity(arms.size_hint().0);
-        for arm in arms {
-            match arm {
-                Expr::Alt(inner) => flat.extend(inner),
-                other => flat.push(other),
+        let mut arms: Vec<Expr> = arms.into_iter().collect();
+        if arms.iter().any(|arm| matches!(arm, Expr::Alt(_))) {
+            let mut flat = Vec::with_capacity(arms.len());
+            for arm in arms {
+                match arm {
+                    Expr::Alt(inner) => flat.extend(inner),
+                    other => flat.push(other),
+                }
             }
+            arms = flat;
         }
-        if flat.len() == 1 {
-            flat.pop().unwrap_or_else(Expr::empty)
+        if arms.len() == 1 {
+            arms.pop().unwrap_or_else(Expr::empty)
         } else {
-            Expr::Alt(flat)
+            Expr::Alt(arms)
         }
     }
 

@@ -16,32 +16,45 @@ pub const SHARED: &[&str] = &[
     "null", "ws",
 ];
 
-/// The body of the shared block `name` under `whitespace`; `None` for a name not in
-/// [`SHARED`]. The blocks it refers to are [`refers_to`] it.
-pub fn shared(name: &str, whitespace: Whitespace) -> Option<&'static Expr> {
+/// One shared building block, built once per process.
+pub struct Block {
+    /// The rule's body.
+    pub body: Expr,
+    /// The blocks the body refers to, in the order it meets them (a grammar defines them
+    /// before the block, in that order).
+    pub refers_to: Vec<&'static str>,
+}
+
+/// The shared block `name` under `whitespace`; `None` for a name not in [`SHARED`].
+pub fn shared(name: &str, whitespace: Whitespace) -> Option<&'static Block> {
     let index = SHARED.iter().position(|n| *n == name)?;
-    let bodies = match whitespace {
+    let blocks = match whitespace {
         Whitespace::Compact => &*COMPACT,
         Whitespace::Flexible => &*FLEXIBLE,
     };
-    bodies.get(index)
+    blocks.get(index)
 }
 
-/// Calls `visit` with each rule `body` refers to, in the order it meets them (a grammar
-/// defines them before the rule, in that order).
-pub fn refers_to(body: &'static Expr, mut visit: impl FnMut(&'static str)) {
-    body.walk(|expr| {
-        if let Expr::Ref { name, .. } = expr {
-            visit(name.as_str());
-        }
-    });
-}
+static COMPACT: LazyLock<Vec<Block>> = LazyLock::new(|| blocks(Whitespace::Compact));
+static FLEXIBLE: LazyLock<Vec<Block>> = LazyLock::new(|| blocks(Whitespace::Flexible));
 
-static COMPACT: LazyLock<Vec<Expr>> = LazyLock::new(|| bodies(Whitespace::Compact));
-static FLEXIBLE: LazyLock<Vec<Expr>> = LazyLock::new(|| bodies(Whitespace::Flexible));
-
-fn bodies(whitespace: Whitespace) -> Vec<Expr> {
-    SHARED.iter().map(|name| body(name, whitespace)).collect()
+fn blocks(whitespace: Whitespace) -> Vec<Block> {
+    SHARED
+        .iter()
+        .map(|name| {
+            let body = body(name, whitespace);
+            let mut refers_to = Vec::new();
+            body.walk(|expr| {
+                if let Expr::Ref { name, .. } = expr {
+                    // Blocks refer only to blocks.
+                    if let Some(block) = SHARED.iter().find(|n| **n == name.as_str()) {
+                        refers_to.push(*block);
+                    }
+                }
+            });
+            Block { body, refers_to }
+        })
+        .collect()
 }
 
 /// `text` with the whitespace `whitespace` allows around it.

@@ -512,8 +512,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// `text` with optional whitespace around it (structural tokens `{ } [ ] , :`).
     pub fn token(&mut self, text: &str) -> Expr {
-        let ws = self.ws();
-        Expr::seq([ws.clone(), Expr::literal(text), ws])
+        match self.options.whitespace {
+            Whitespace::Compact => Expr::literal(text),
+            Whitespace::Flexible => {
+                let ws = self.shared_rule("ws");
+                Expr::seq([ws.clone(), Expr::literal(text), ws])
+            }
+        }
     }
 
     /// A shared building block, emitted once: `value`, `object`, `array`, `string`,
@@ -521,13 +526,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `boolean`, `null`, `ws`.
     pub fn shared_rule(&mut self, name: &'static str) -> Expr {
         if self.shared.insert(name) {
-            if let Some(body) = blocks::shared(name, self.options.whitespace) {
-                blocks::refers_to(body, |block| {
-                    self.shared_rule(block);
-                });
+            if let Some(block) = blocks::shared(name, self.options.whitespace) {
+                for &referred in &block.refers_to {
+                    self.shared_rule(referred);
+                }
                 self.rules.push(Rule {
                     name: name.to_string(),
-                    body: Cow::Borrowed(body),
+                    body: Cow::Borrowed(&block.body),
                     pos: gbnf::Pos::default(),
                 });
             }
@@ -984,18 +989,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &Map<String, Value>,
         at: &Location,
     ) -> Result<Vec<&'static str>, CompileError> {
-        let named: Vec<String> = match map.kw("type") {
+        let named: Vec<&str> = match map.kw("type") {
             None => {
                 return Ok(vec![
                     "null", "boolean", "object", "array", "number", "string",
                 ])
             }
-            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(items)) => {
-                let mut out = Vec::new();
+                let mut out = Vec::with_capacity(items.len());
                 for item in items {
                     match item.as_str() {
-                        Some(t) => out.push(t.to_string()),
+                        Some(t) => out.push(t),
                         None => {
                             return Err(
                                 self.invalid(&at.child("type"), "`type` entries must be strings")
@@ -1013,7 +1018,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
         };
         for name in &named {
-            if !TYPES.contains(&name.as_str()) {
+            if !TYPES.contains(name) {
                 let hint = keywords::suggest(name, TYPES)
                     .map(|s| format!("; did you mean \"{s}\"?"))
                     .unwrap_or_default();
@@ -1026,7 +1031,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 ));
             }
         }
-        let has = |t: &str| named.iter().any(|n| n == t);
+        let has = |t: &str| named.contains(&t);
         Ok([
             "null", "boolean", "object", "array", "number", "integer", "string",
         ]

@@ -983,6 +983,12 @@ enum State {
 /// Input symbols: `-` then the digits.
 const SYMBOLS: [u8; 11] = *b"-0123456789";
 
+/// One state's transitions, by symbol: the next state's number, or [`NO_STATE`].
+type Row = [u32; SYMBOLS.len()];
+
+/// No state (a transition that does not exist); also "no class yet".
+const NO_STATE: u32 = u32::MAX;
+
 struct Machine {
     k: u64,
     pos: Option<MagBounds>,
@@ -1102,15 +1108,16 @@ impl Machine {
     }
 
     fn rules(&self, prefix: &str) -> Result<RuleSet> {
-        // Explore the reachable states.
-        let mut index: HashMap<State, usize> = HashMap::default();
+        // Explore the reachable states; `trans[s][j]` is the state symbol `j` leads to
+        // from `s`, or `NO_STATE`.
+        let mut index: HashMap<State, u32> = HashMap::default();
         let mut states = vec![State::Start];
-        let mut trans: Vec<[Option<usize>; SYMBOLS.len()]> = Vec::new();
+        let mut trans: Vec<Row> = Vec::new();
         index.insert(State::Start, 0);
         let mut next = 0;
         while next < states.len() {
             let state = states[next];
-            let mut row = [None; SYMBOLS.len()];
+            let mut row = [NO_STATE; SYMBOLS.len()];
             for (j, &symbol) in SYMBOLS.iter().enumerate() {
                 if let Some(target) = self.step(state, symbol) {
                     let id = match index.get(&target) {
@@ -1119,24 +1126,32 @@ impl Machine {
                             if states.len() >= MAX_EXPLORED {
                                 return Err(too_many_states());
                             }
+                            let id = states.len() as u32;
                             states.push(target);
-                            index.insert(target, states.len() - 1);
-                            states.len() - 1
+                            index.insert(target, id);
+                            id
                         }
                     };
-                    row[j] = Some(id);
+                    row[j] = id;
                 }
             }
             trans.push(row);
             next += 1;
         }
+        let targets = |s: usize| {
+            trans[s]
+                .iter()
+                .enumerate()
+                .filter(|(_, &t)| t != NO_STATE)
+                .map(|(j, &t)| (j, t as usize))
+        };
         let accepting: Vec<bool> = states.iter().map(|&s| self.accepts(s)).collect();
         let n = states.len();
 
         // Keep the states from which some text is accepted.
         let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (from, row) in trans.iter().enumerate() {
-            for &to in row.iter().flatten() {
+        for from in 0..n {
+            for (_, to) in targets(from) {
                 reverse[to].push(from);
             }
         }
@@ -1155,19 +1170,18 @@ impl Machine {
         }
 
         // Moore's partition refinement over the live states.
-        let mut class: Vec<usize> = accepting.iter().map(|&a| usize::from(a)).collect();
+        let mut class: Vec<u32> = accepting.iter().map(|&a| u32::from(a)).collect();
         let mut count = 0;
         loop {
-            let mut ids: HashMap<(usize, [Option<usize>; SYMBOLS.len()]), usize> =
-                HashMap::default();
-            let mut refined = vec![usize::MAX; n];
+            let mut ids: HashMap<(u32, Row), u32> = HashMap::default();
+            let mut refined = vec![NO_STATE; n];
             for s in (0..n).filter(|&s| live[s]) {
-                let mut sig = [None; SYMBOLS.len()];
-                for (j, t) in trans[s].iter().enumerate() {
-                    sig[j] = t.filter(|&t| live[t]).map(|t| class[t]);
+                let mut signature = [NO_STATE; SYMBOLS.len()];
+                for (j, t) in targets(s).filter(|&(_, t)| live[t]) {
+                    signature[j] = class[t];
                 }
-                let fresh = ids.len();
-                refined[s] = *ids.entry((class[s], sig)).or_insert(fresh);
+                let fresh = ids.len() as u32;
+                refined[s] = *ids.entry((class[s], signature)).or_insert(fresh);
             }
             let new_count = ids.len();
             class = refined;
@@ -1181,15 +1195,15 @@ impl Machine {
         }
 
         // Number the classes in breadth-first order from the start.
-        let mut order: Vec<usize> = Vec::new();
-        let mut number: HashMap<usize, usize> = HashMap::default();
+        let mut order: Vec<u32> = Vec::new();
+        let mut number: HashMap<u32, usize> = HashMap::default();
         let mut representative: Vec<usize> = Vec::new();
         let mut queue = VecDeque::from([0usize]);
         number.insert(class[0], 0);
         order.push(class[0]);
         representative.push(0);
         while let Some(s) = queue.pop_front() {
-            for t in trans[s].iter().flatten().copied().filter(|&t| live[t]) {
+            for (_, t) in targets(s).filter(|&(_, t)| live[t]) {
                 if let std::collections::hash_map::Entry::Vacant(e) = number.entry(class[t]) {
                     e.insert(order.len());
                     order.push(class[t]);
@@ -1207,11 +1221,9 @@ impl Machine {
                 arms.push(Expr::empty());
             }
             let mut by_target: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-            for (j, t) in trans[s].iter().enumerate() {
-                if let Some(t) = t.filter(|&t| live[t]) {
-                    if let Some(&target) = number.get(&class[t]) {
-                        by_target.entry(target).or_default().push(SYMBOLS[j]);
-                    }
+            for (j, t) in targets(s).filter(|&(_, t)| live[t]) {
+                if let Some(&target) = number.get(&class[t]) {
+                    by_target.entry(target).or_default().push(SYMBOLS[j]);
                 }
             }
             for (target, symbols) in by_target {

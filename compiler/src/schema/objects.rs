@@ -333,17 +333,33 @@ pub fn object(
     };
     let many = members.len() > 3;
     for (k, member) in members.iter().enumerate().rev() {
-        let next_tail = tail.clone();
-        let item = Expr::seq([comma.clone(), member.expr.clone()]);
-        let new_tail = if member.required {
-            Expr::seq([item, next_tail.clone()])
-        } else {
-            Expr::seq([Expr::repeat(item, 0, Some(1)), next_tail.clone()])
+        // T(k) is needed by the members before this one; S(k) by the first member, and
+        // by an optional member before this one.
+        let tail_needed = k > 0;
+        let start_needed = k == 0 || !members[k - 1].required;
+        let next_tail = std::mem::replace(&mut tail, Expr::empty());
+        let (tail_for_start, tail_for_tail) = match (start_needed, tail_needed) {
+            (true, true) => (next_tail.clone(), next_tail),
+            (true, false) => (next_tail, Expr::empty()),
+            (false, _) => (Expr::empty(), next_tail),
         };
-        let new_start = if member.required {
-            Expr::seq([member.expr.clone(), next_tail])
+        let new_tail = if tail_needed {
+            let item = Expr::seq([comma.clone(), member.expr.clone()]);
+            if member.required {
+                Expr::seq([item, tail_for_tail])
+            } else {
+                Expr::seq([Expr::repeat(item, 0, Some(1)), tail_for_tail])
+            }
         } else {
-            Expr::alt([Expr::seq([member.expr.clone(), next_tail]), start.clone()])
+            Expr::empty()
+        };
+        let new_start = if !start_needed {
+            Expr::empty()
+        } else if member.required {
+            Expr::seq([member.expr.clone(), tail_for_start])
+        } else {
+            let previous = std::mem::replace(&mut start, Expr::empty());
+            Expr::alt([Expr::seq([member.expr.clone(), tail_for_start]), previous])
         };
         // Name the pieces so shared tails are written once: T(k) is used by T(k-1) and
         // S(k-1); S(k) only by an optional S(k-1).
