@@ -145,7 +145,7 @@ pub fn any_grammar() -> impl Strategy<Value = Grammar> {
         rules: rules
             .into_iter()
             .map(|(name, body)| Rule {
-                name,
+                name: name.into(),
                 body: std::borrow::Cow::Owned(body),
                 pos: Default::default(),
             })

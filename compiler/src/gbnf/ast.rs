@@ -52,7 +52,7 @@ pub struct Grammar {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     /// The rule's name (llama.cpp accepts `[a-zA-Z0-9-]+`; `check` reports others).
-    pub name: String,
+    pub name: CompactString,
     /// The right-hand side: owned, or borrowed from a body built once per process (the
     /// building blocks every compiled schema shares), which costs nothing to copy or drop.
     pub body: Cow<'static, Expr>,
@@ -272,7 +272,7 @@ impl Grammar {
     }
 
     /// Appends a rule `name ::= body`.
-    pub fn push(&mut self, name: impl Into<String>, body: Expr) {
+    pub fn push(&mut self, name: impl Into<CompactString>, body: Expr) {
         self.rules.push(Rule {
             name: name.into(),
             body: Cow::Owned(body),

@@ -88,7 +88,7 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
                     empty_languages(grammar, &defined, &derived, &mut out);
                 }
                 if is_clean(&out) {
-                    settled::remember(grammar, &defined, targets_of, &derived);
+                    settled::remember(grammar, &defined, targets_of, &settled, &derived);
                 }
             }
             Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),

@@ -183,7 +183,7 @@ fn from_flat(grammar: &Grammar, defined: &Definitions<'_>) -> Result<Derives, Lo
         if !defined.is_first(index) {
             continue;
         }
-        if let Some(&nt) = flat.rule_nt.get(&rule.name) {
+        if let Some(&nt) = flat.rule_nt.get(rule.name.as_str()) {
             let length = lengths[nt as usize];
             state.productive[index] = length.is_some();
             state.nullable[index] = length == Some(0);

@@ -112,9 +112,9 @@ impl Flat {
     pub fn lower(grammar: &Grammar) -> Result<Flat, LowerError> {
         let mut lowering = Lowering::default();
         for (index, rule) in grammar.rules.iter().enumerate() {
-            if !lowering.flat.rule_nt.contains_key(&rule.name) {
+            if !lowering.flat.rule_nt.contains_key(rule.name.as_str()) {
                 let nt = lowering.new_nt(Origin::Rule(index));
-                lowering.flat.rule_nt.insert(rule.name.clone(), nt);
+                lowering.flat.rule_nt.insert(rule.name.to_string(), nt);
             }
         }
         let mut defined = rustc_hash::FxHashSet::default();
@@ -125,7 +125,7 @@ impl Flat {
             if rule.body.depth() > MAX_EXPR_DEPTH {
                 return Err(LowerError::TooDeep(MAX_EXPR_DEPTH));
             }
-            let lhs = lowering.flat.rule_nt[&rule.name];
+            let lhs = lowering.flat.rule_nt[rule.name.as_str()];
             lowering.rule = index;
             match &*rule.body {
                 Expr::Alt(arms) => {

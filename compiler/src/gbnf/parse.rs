@@ -271,7 +271,7 @@ impl Builder<'_, '_> {
             _ => unreachable_shape(),
         };
         Ok(GRule {
-            name: name.as_str().to_string(),
+            name: name.as_str().into(),
             pos: self.pos(&name),
             body: Cow::Owned(self.alternates(body)?),
         })

@@ -92,17 +92,26 @@ pub(super) fn recall<'t>(
 }
 
 /// Keeps the facts of every rule of a grammar with no error diagnostics whose body lives
-/// for the whole process and that reaches only such rules.
+/// for the whole process and that reaches only such rules (`recalled`: what [`recall`]
+/// found for this grammar; when it found every such rule, nothing is new).
 pub(super) fn remember<'t>(
     grammar: &Grammar,
     defined: &Definitions<'_>,
     targets: impl Fn(usize) -> &'t [Option<usize>],
+    recalled: &[Option<Facts>],
     derived: &Derives,
 ) {
     let addresses: Vec<Option<usize>> = grammar.rules.iter().map(address).collect();
     let candidates: Vec<bool> = (0..grammar.rules.len())
         .map(|index| addresses[index].is_some() && defined.is_first(index))
         .collect();
+    if candidates
+        .iter()
+        .zip(recalled)
+        .all(|(&candidate, facts)| !candidate || facts.is_some())
+    {
+        return;
+    }
     KEPT.with_borrow_mut(|kept| {
         for (index, keep) in closed(&targets, candidates).into_iter().enumerate() {
             let Some(address) = addresses[index].filter(|_| keep) else {
@@ -166,7 +175,7 @@ mod tests {
             rules: rules
                 .into_iter()
                 .map(|(name, body)| Rule {
-                    name: name.to_string(),
+                    name: name.into(),
                     body,
                     pos: Pos::default(),
                 })

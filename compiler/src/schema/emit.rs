@@ -38,7 +38,7 @@ pub struct Emitter<'d, 'r, 'o> {
     rules: Vec<Rule>,
     /// Rule names taken, besides `root` and the shared building blocks ([`blocks::SHARED`]).
     names: FxHashSet<CompactString>,
-    ref_rules: FxHashMap<Location, String>,
+    ref_rules: FxHashMap<Location, CompactString>,
     shared: FxHashSet<&'static str>,
     diagnostics: Vec<SchemaDiagnostic>,
     explained: FxHashSet<(String, String)>,
@@ -95,7 +95,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let body = self.schema(value, &root)?;
         let mut grammar = Grammar::default();
         grammar.rules.push(Rule {
-            name: "root".to_string(),
+            name: "root".into(),
             body: Cow::Owned(body),
             pos: gbnf::Pos::default(),
         });
@@ -393,7 +393,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let body = body(self);
             self.names.insert(CompactString::from(name));
             self.rules.push(Rule {
-                name: name.to_string(),
+                name: name.into(),
                 body,
                 pos: gbnf::Pos::default(),
             });
@@ -411,7 +411,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     .is_some_and(|rest| rest.starts_with('-'))
             });
             if !clash {
-                return prefix;
+                return prefix.into();
             }
         }
     }
@@ -422,7 +422,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         for (name, body) in rules {
             self.names.insert(CompactString::from(name.as_str()));
             self.rules.push(Rule {
-                name,
+                name: name.into(),
                 body: Cow::Owned(body),
                 pos: gbnf::Pos::default(),
             });
@@ -430,7 +430,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 
     /// A rule name derived from `hint`: only `[a-zA-Z0-9-]`, unique.
-    pub fn fresh_name(&mut self, hint: &str) -> String {
+    pub fn fresh_name(&mut self, hint: &str) -> CompactString {
         // Other characters become `-`; runs of `-` one; none at either end.
         let mut base = CompactString::with_capacity(hint.len());
         for c in hint.chars() {
@@ -460,9 +460,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             name = compact_str::format_compact!("{base}-{n}");
             n += 1;
         }
-        let text = name.to_string();
-        self.names.insert(name);
-        text
+        self.names.insert(name.clone());
+        name
     }
 
     /// A readable hint for a rule name from a location's pointer: its last two tokens
@@ -531,7 +530,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     self.shared_rule(referred);
                 }
                 self.rules.push(Rule {
-                    name: name.to_string(),
+                    name: name.into(),
                     body: Cow::Borrowed(&block.body),
                     pos: gbnf::Pos::default(),
                 });

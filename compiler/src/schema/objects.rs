@@ -16,6 +16,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
 
@@ -629,15 +630,16 @@ fn not_in(e: &mut Emitter<'_, '_, '_>, names: &[&[char]], depth: usize, any_run:
 /// than one nested level per character: a proper prefix of it, or such a prefix then
 /// another character and anything, or all of it and more.
 fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char]) -> Expr {
+    let text: CompactString = suffix.iter().collect();
     let mut arms = Vec::with_capacity(suffix.len() + 1);
-    let mut prefix = CompactString::default();
+    let mut end = 0;
     for &c in suffix {
         let stop_or_turn = other_start(e, &[c], Stop::Yes);
-        arms.push(Expr::seq([Expr::literal(prefix.clone()), stop_or_turn]));
-        prefix.push(c);
+        arms.push(Expr::seq([Expr::literal(&text[..end]), stop_or_turn]));
+        end += c.len_utf8();
     }
     arms.push(Expr::seq([
-        Expr::literal(prefix),
+        Expr::literal(text),
         other_start(e, &[], Stop::No),
     ]));
     Expr::alt(arms)
@@ -678,7 +680,8 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Ex
         if c.is_ascii_alphanumeric() {
             name.push(*c);
         } else {
-            name.push_str(&format!("-{:x}-", u32::from(*c)));
+            // Writing to a CompactString cannot fail.
+            let _ = write!(name, "-{:x}-", u32::from(*c));
         }
     }
     e.named_rule_with(&name, body)

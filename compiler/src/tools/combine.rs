@@ -59,7 +59,7 @@ pub(crate) fn combine(units: &[Unit<'_>], names: &mut Names) -> Vec<Merged> {
         let mut rules = Vec::with_capacity(unit.grammar.rules.len());
         for rule in &unit.grammar.rules {
             let name = match renames.get(rule.name.as_str()) {
-                Some(name) => name.clone(),
+                Some(name) => name.as_str().into(),
                 None => {
                     if !emitted.insert(&rule.name) {
                         continue;

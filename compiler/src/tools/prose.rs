@@ -102,7 +102,7 @@ pub(crate) fn prose_rules(trigger: &str, names: &mut Names) -> Vec<Rule> {
 
 fn rule(name: String, body: Expr) -> Rule {
     Rule {
-        name,
+        name: name.into(),
         body: Cow::Owned(body),
         pos: Default::default(),
     }
