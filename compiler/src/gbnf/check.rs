@@ -149,38 +149,45 @@ impl<'g> Scan<'g> {
     /// Walks every rule once, without recursion. A body borrowed for the whole process
     /// (a shared building block) is walked once per thread and its findings kept.
     fn of(grammar: &'g Grammar) -> Self {
-        let mut scan = Scan::default();
-        let mut stack = Vec::new();
-        for (index, rule) in grammar.rules.iter().enumerate() {
-            match &rule.body {
-                Cow::Borrowed(body) => scan.append_shared(index, body),
-                Cow::Owned(body) => scan.walk(index, body, &mut stack),
-            }
-        }
-        scan
-    }
-
-    /// Adds rule `index`, whose body lives for the whole process, from the scan of the
-    /// body kept per thread by address.
-    fn append_shared(&mut self, index: usize, body: &'static Expr) {
         /// The most bodies kept, per thread.
         const MAX_KEPT: usize = 4096;
         thread_local! {
             static SCANNED: RefCell<FxHashMap<usize, Rc<Scan<'static>>>> = RefCell::default();
         }
-        let address = std::ptr::from_ref(body) as usize;
-        let kept = SCANNED.with_borrow_mut(|scanned| {
-            if let Some(kept) = scanned.get(&address) {
-                return Rc::clone(kept);
+        let n = grammar.rules.len();
+        let mut scan = Scan {
+            rules: Vec::with_capacity(n),
+            refs: Vec::with_capacity(n * 4),
+            repeats: Vec::with_capacity(n * 2),
+            ..Scan::default()
+        };
+        let mut stack = Vec::new();
+        SCANNED.with_borrow_mut(|scanned| {
+            for (index, rule) in grammar.rules.iter().enumerate() {
+                match &rule.body {
+                    Cow::Borrowed(body) => {
+                        let address = std::ptr::from_ref(*body) as usize;
+                        if let Some(kept) = scanned.get(&address) {
+                            scan.append(index, kept);
+                        } else {
+                            let mut alone = Scan::default();
+                            alone.walk(0, body, &mut Vec::new());
+                            scan.append(index, &alone);
+                            if scanned.len() < MAX_KEPT {
+                                scanned.insert(address, Rc::new(alone));
+                            }
+                        }
+                    }
+                    Cow::Owned(body) => scan.walk(index, body, &mut stack),
+                }
             }
-            let mut alone = Scan::default();
-            alone.walk(0, body, &mut Vec::new());
-            let alone = Rc::new(alone);
-            if scanned.len() < MAX_KEPT {
-                scanned.insert(address, Rc::clone(&alone));
-            }
-            alone
         });
+        scan
+    }
+
+    /// Adds rule `index` from `kept`, the scan of its body alone (a body that lives for
+    /// the whole process, scanned once per thread).
+    fn append(&mut self, index: usize, kept: &Scan<'static>) {
         self.rules.push(RuleScan {
             depth: kept.rules[0].depth,
             refs_from: self.refs.len(),

@@ -380,47 +380,46 @@ pub fn strongly_connected(edges: &Graph) -> Components {
             ends: (1..=n).collect(),
         };
     }
-    let mut index = vec![usize::MAX; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
+    // Per node: its visiting order (`UNSEEN` before), the lowest order it reaches, and
+    // whether it is on the stack.
+    const UNSEEN: u32 = u32::MAX;
+    let mut nodes: Vec<(u32, u32, bool)> = vec![(UNSEEN, 0, false); n];
+    let mut stack: Vec<usize> = Vec::new();
     let mut work: Vec<(usize, usize)> = Vec::new();
     let mut components = Components {
         members: Vec::with_capacity(n),
-        ends: Vec::new(),
+        ends: Vec::with_capacity(n),
     };
-    let mut counter = 0;
+    let mut counter: u32 = 0;
+    let mut visit = |node: usize, nodes: &mut Vec<(u32, u32, bool)>, stack: &mut Vec<usize>| {
+        nodes[node] = (counter, counter, true);
+        counter += 1;
+        stack.push(node);
+    };
     for root in 0..n {
-        if index[root] != usize::MAX {
+        if nodes[root].0 != UNSEEN {
             continue;
         }
+        visit(root, &mut nodes, &mut stack);
         work.push((root, 0));
-        index[root] = counter;
-        low[root] = counter;
-        counter += 1;
-        stack.push(root);
-        on_stack[root] = true;
         while let Some(&mut (node, ref mut next_edge)) = work.last_mut() {
             if let Some(&next) = edges.targets(node).get(*next_edge) {
                 *next_edge += 1;
-                if index[next] == usize::MAX {
-                    index[next] = counter;
-                    low[next] = counter;
-                    counter += 1;
-                    stack.push(next);
-                    on_stack[next] = true;
+                if nodes[next].0 == UNSEEN {
+                    visit(next, &mut nodes, &mut stack);
                     work.push((next, 0));
-                } else if on_stack[next] {
-                    low[node] = low[node].min(index[next]);
+                } else if nodes[next].2 {
+                    nodes[node].1 = nodes[node].1.min(nodes[next].0);
                 }
             } else {
                 work.pop();
+                let low = nodes[node].1;
                 if let Some(&(parent, _)) = work.last() {
-                    low[parent] = low[parent].min(low[node]);
+                    nodes[parent].1 = nodes[parent].1.min(low);
                 }
-                if low[node] == index[node] {
+                if low == nodes[node].0 {
                     while let Some(member) = stack.pop() {
-                        on_stack[member] = false;
+                        nodes[member].2 = false;
                         components.members.push(member);
                         if member == node {
                             break;

@@ -101,17 +101,21 @@ pub(super) fn remember<'t>(
     recalled: &[Option<Facts>],
     derived: &Derives,
 ) {
-    let addresses: Vec<Option<usize>> = grammar.rules.iter().map(address).collect();
-    let candidates: Vec<bool> = (0..grammar.rules.len())
-        .map(|index| addresses[index].is_some() && defined.is_first(index))
-        .collect();
-    if candidates
-        .iter()
-        .zip(recalled)
-        .all(|(&candidate, facts)| !candidate || facts.is_some())
-    {
+    let is_candidate =
+        |index: usize, rule: &Rule| address(rule).is_some() && defined.is_first(index);
+    let nothing_new = grammar.rules.iter().enumerate().all(|(index, rule)| {
+        recalled.get(index).is_some_and(Option::is_some) || !is_candidate(index, rule)
+    });
+    if nothing_new {
         return;
     }
+    let addresses: Vec<Option<usize>> = grammar.rules.iter().map(address).collect();
+    let candidates: Vec<bool> = grammar
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| is_candidate(index, rule))
+        .collect();
     KEPT.with_borrow_mut(|kept| {
         for (index, keep) in closed(&targets, candidates).into_iter().enumerate() {
             let Some(address) = addresses[index].filter(|_| keep) else {
