@@ -17,10 +17,12 @@ impl fmt::Display for Grammar {
         // Printed into a String first: pushing onto a String is several times faster than
         // the formatter's dynamic writes.
         let mut text = String::with_capacity(self.rules.len() * 96);
-        for rule in &self.rules {
-            write_rule(&mut text, rule);
-            text.push('\n');
-        }
+        PRINTED.with_borrow_mut(|printed| {
+            for rule in &self.rules {
+                write_rule(&mut text, rule, printed);
+                text.push('\n');
+            }
+        });
         f.write_str(&text)
     }
 }
@@ -28,7 +30,7 @@ impl fmt::Display for Grammar {
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        write_rule(&mut text, self);
+        PRINTED.with_borrow_mut(|printed| write_rule(&mut text, self, printed));
         f.write_str(&text)
     }
 }
@@ -41,11 +43,19 @@ impl fmt::Display for Expr {
     }
 }
 
-fn write_rule(out: &mut String, rule: &Rule) {
+/// The text of bodies that live for the whole process (building blocks many grammars
+/// borrow), by address: they never change, so each is printed once per thread.
+type Printed = FxHashMap<usize, Box<str>>;
+
+thread_local! {
+    static PRINTED: RefCell<Printed> = RefCell::default();
+}
+
+fn write_rule(out: &mut String, rule: &Rule, printed: &mut Printed) {
     out.push_str(&rule.name);
     out.push_str(" ::= ");
     match &rule.body {
-        Cow::Borrowed(body) => write_shared(out, body),
+        Cow::Borrowed(body) => write_shared(out, body, printed),
         Cow::Owned(body) => write_expr(out, body),
     }
 }
@@ -53,24 +63,19 @@ fn write_rule(out: &mut String, rule: &Rule) {
 /// The most bodies [`write_shared`] keeps the text of, per thread.
 const MAX_KEPT: usize = 4096;
 
-/// Writes a body that lives for the whole process (a building block many grammars
-/// borrow). It never changes, so its text is made once per thread and kept, by address.
-fn write_shared(out: &mut String, body: &'static Expr) {
-    thread_local! {
-        static PRINTED: RefCell<FxHashMap<usize, Box<str>>> = RefCell::default();
+/// Writes a body that lives for the whole process, from `printed` when it was printed
+/// before.
+fn write_shared(out: &mut String, body: &'static Expr, printed: &mut Printed) {
+    let address = std::ptr::from_ref(body) as usize;
+    if let Some(text) = printed.get(&address) {
+        out.push_str(text);
+        return;
     }
-    PRINTED.with_borrow_mut(|printed| {
-        let address = std::ptr::from_ref(body) as usize;
-        if let Some(text) = printed.get(&address) {
-            out.push_str(text);
-            return;
-        }
-        let start = out.len();
-        write_expr(out, body);
-        if printed.len() < MAX_KEPT {
-            printed.insert(address, out[start..].into());
-        }
-    });
+    let start = out.len();
+    write_expr(out, body);
+    if printed.len() < MAX_KEPT {
+        printed.insert(address, out[start..].into());
+    }
 }
 
 fn write_expr(out: &mut String, expr: &Expr) {
