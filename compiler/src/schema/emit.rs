@@ -988,27 +988,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &Map<String, Value>,
         at: &Location,
     ) -> Result<Vec<&'static str>, CompileError> {
-        let named: Vec<&str> = match map.kw("type") {
+        let named: &[Value] = match map.kw("type") {
             None => {
                 return Ok(vec![
                     "null", "boolean", "object", "array", "number", "string",
                 ])
             }
-            Some(Value::String(t)) => vec![t.as_str()],
-            Some(Value::Array(items)) => {
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    match item.as_str() {
-                        Some(t) => out.push(t),
-                        None => {
-                            return Err(
-                                self.invalid(&at.child("type"), "`type` entries must be strings")
-                            )
-                        }
-                    }
-                }
-                out
-            }
+            Some(one @ Value::String(_)) => std::slice::from_ref(one),
+            Some(Value::Array(items)) => items,
             Some(_) => {
                 return Err(self.invalid(
                     &at.child("type"),
@@ -1016,8 +1003,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 ))
             }
         };
-        for name in &named {
-            if !TYPES.contains(name) {
+        if !named.iter().all(Value::is_string) {
+            return Err(self.invalid(&at.child("type"), "`type` entries must be strings"));
+        }
+        for name in named.iter().filter_map(Value::as_str) {
+            if !TYPES.contains(&name) {
                 let hint = keywords::suggest(name, TYPES)
                     .map(|s| format!("; did you mean \"{s}\"?"))
                     .unwrap_or_default();
@@ -1030,7 +1020,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 ));
             }
         }
-        let has = |t: &str| named.contains(&t);
+        let has = |t: &str| named.iter().any(|item| item.as_str() == Some(t));
         Ok([
             "null", "boolean", "object", "array", "number", "integer", "string",
         ]

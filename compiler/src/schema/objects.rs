@@ -556,10 +556,17 @@ fn extra_key(declared: &[String], e: &mut Emitter<'_, '_, '_>, at: &Location) ->
         );
         return None;
     }
-    let mut names: Vec<Vec<char>> = declared.iter().map(|d| d.chars().collect()).collect();
+    // Every name's characters in one buffer, each name a slice of it.
+    let chars: Vec<char> = declared.iter().flat_map(|d| d.chars()).collect();
+    let mut names: Vec<&[char]> = Vec::with_capacity(declared.len());
+    let mut from = 0;
+    for d in declared {
+        let to = from + d.chars().count();
+        names.push(&chars[from..to]);
+        from = to;
+    }
     names.sort_unstable();
     names.dedup();
-    let names: Vec<&[char]> = names.iter().map(Vec::as_slice).collect();
     let body = not_in(e, &names, 0, &any_run);
     let hint = e.hint(at);
     let contents = e.add_rule(&format!("{hint}-key"), body);
