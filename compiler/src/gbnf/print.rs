@@ -103,7 +103,11 @@ fn write_expr(out: &mut String, expr: &Expr) {
         }
         Expr::Literal(text) => {
             out.push('"');
-            if text.chars().all(|c| !needs_escape(c, LITERAL_SPECIAL)) {
+            // Printable ASCII but `"` and `\\` (the usual case) is written as it is.
+            let plain_ascii = text
+                .bytes()
+                .all(|b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\');
+            if plain_ascii || text.chars().all(|c| !needs_escape(c, LITERAL_SPECIAL)) {
                 out.push_str(text);
             } else {
                 text.chars()

@@ -431,18 +431,28 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// A rule name derived from `hint`: only `[a-zA-Z0-9-]`, unique.
     pub fn fresh_name(&mut self, hint: &str) -> CompactString {
-        // Other characters become `-`; runs of `-` one; none at either end.
-        let mut base = CompactString::with_capacity(hint.len());
+        // Other characters become `-`; runs of `-` one; none at either end. Only the
+        // first 48 characters are kept (below), so at most 64 are built: dashes dropped
+        // from the end of those cannot reach the first 48.
+        let mut built = [0u8; 64];
+        let mut len = 0;
         for c in hint.chars() {
+            if len == built.len() {
+                break;
+            }
             if c.is_ascii_alphanumeric() {
-                base.push(c);
-            } else if !base.is_empty() && !base.ends_with('-') {
-                base.push('-');
+                built[len] = c as u8;
+                len += 1;
+            } else if len > 0 && built[len - 1] != b'-' {
+                built[len] = b'-';
+                len += 1;
             }
         }
-        while base.ends_with('-') {
-            base.pop();
+        while len > 0 && built[len - 1] == b'-' {
+            len -= 1;
         }
+        // Only ASCII letters, digits and `-` were written.
+        let mut base = CompactString::from(std::str::from_utf8(&built[..len]).unwrap_or_default());
         if base.is_empty() {
             base.push_str("schema");
         }
