@@ -225,7 +225,7 @@ fn ordering(
                 &mut order,
                 &mut children,
                 key,
-                part.child("properties").child(key),
+                part.grandchild("properties", key),
             );
         }
     }
@@ -266,7 +266,7 @@ fn ordering(
                 .flatten()
                 .find(|(pattern, _)| pattern_matches(pattern, key) == Some(true));
             if let Some((pattern, _)) = matched {
-                children.push((key.clone(), at.child("patternProperties").child(pattern)));
+                children.push((key.clone(), at.grandchild("patternProperties", pattern)));
             } else if additional {
                 children.push((key.clone(), at.child("additionalProperties")));
             }

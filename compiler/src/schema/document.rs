@@ -32,10 +32,23 @@ pub struct Location {
 impl Location {
     /// The location of `key` inside this one.
     pub fn child(&self, key: &str) -> Location {
-        let mut pointer = String::with_capacity(self.pointer.len() + key.len() + 1);
+        self.descendant(&[key])
+    }
+
+    /// The location of `key` inside `parent` inside this one (one string built, not two).
+    pub fn grandchild(&self, parent: &str, key: &str) -> Location {
+        self.descendant(&[parent, key])
+    }
+
+    /// The location `keys` lead to from this one, one level each.
+    fn descendant(&self, keys: &[&str]) -> Location {
+        let extra: usize = keys.iter().map(|k| k.len() + 1).sum();
+        let mut pointer = String::with_capacity(self.pointer.len() + extra);
         pointer.push_str(&self.pointer);
-        pointer.push('/');
-        pointer.push_str(&escape_token(key));
+        for key in keys {
+            pointer.push('/');
+            pointer.push_str(&escape_token(key));
+        }
         Location {
             doc: self.doc,
             pointer,

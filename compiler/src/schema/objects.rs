@@ -228,7 +228,7 @@ pub fn object(
     for (name, schema) in properties.iter() {
         declared.push(name.clone());
         let is_required = required.contains(name);
-        let written = at.child("properties").child(name);
+        let written = at.grandchild("properties", name);
         let compiled = match patterns_of_properties.get(name) {
             // Declared properties must satisfy every pattern their name matches.
             Some(patterns) => {
@@ -411,7 +411,7 @@ fn pattern_properties(
     let names_to_match = !properties.is_empty() || !required.is_empty();
     let mut compiled: Vec<(Expr, Written, Option<Recognizer>)> = Vec::new();
     for (pattern, schema) in patterns {
-        let written = (schema.clone(), at.child("patternProperties").child(pattern));
+        let written = (schema.clone(), at.grandchild("patternProperties", pattern));
         match crate::pattern::pattern_expr(pattern) {
             Ok(expr) if !names_to_match => compiled.push((expr, written, None)),
             Ok(expr) => {

@@ -84,7 +84,7 @@ pub fn of_merge(
                 let member = if unchanged(a) {
                     member_origin(a_origins, &token, name)
                 } else if unchanged(b) {
-                    Some(b_at.child(key).child(name))
+                    Some(b_at.grandchild(key, name))
                 } else {
                     None
                 };
