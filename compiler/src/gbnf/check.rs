@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -152,7 +151,7 @@ impl<'g> Scan<'g> {
         /// The most bodies kept, per thread.
         const MAX_KEPT: usize = 4096;
         thread_local! {
-            static SCANNED: RefCell<FxHashMap<usize, Rc<Scan<'static>>>> = RefCell::default();
+            static SCANNED: RefCell<FxHashMap<usize, Scan<'static>>> = RefCell::default();
         }
         let n = grammar.rules.len();
         let mut scan = Scan {
@@ -174,7 +173,7 @@ impl<'g> Scan<'g> {
                             alone.walk(0, body, &mut Vec::new());
                             scan.append(index, &alone);
                             if scanned.len() < MAX_KEPT {
-                                scanned.insert(address, Rc::new(alone));
+                                scanned.insert(address, alone);
                             }
                         }
                     }

@@ -127,12 +127,10 @@ pub fn derives_in(
         let known = |index: usize| settled.get(index).copied().flatten();
         if component.iter().all(|&index| known(index).is_some()) {
             for &index in component {
-                let facts = known(index).unwrap_or(Facts {
-                    productive: false,
-                    nullable: false,
-                });
-                state.productive[index] = facts.productive;
-                state.nullable[index] = facts.nullable;
+                if let Some(facts) = known(index) {
+                    state.productive[index] = facts.productive;
+                    state.nullable[index] = facts.nullable;
+                }
             }
             continue;
         }
