@@ -262,22 +262,25 @@ impl<'g> Scan<'g> {
 
     /// Where rule `index`'s references lie in [`Scan::refs`].
     fn refs_range(&self, index: usize) -> std::ops::Range<usize> {
-        let from = self.rules[index].refs_from;
-        let to = self
-            .rules
-            .get(index + 1)
-            .map_or(self.refs.len(), |r| r.refs_from);
-        from..to
+        self.span(index, |r| r.refs_from, self.refs.len())
     }
 
     /// Where rule `index`'s repetitions lie in [`Scan::repeats`].
     fn repeats_range(&self, index: usize) -> std::ops::Range<usize> {
-        let from = self.rules[index].repeats_from;
-        let to = self
-            .rules
-            .get(index + 1)
-            .map_or(self.repeats.len(), |r| r.repeats_from);
-        from..to
+        self.span(index, |r| r.repeats_from, self.repeats.len())
+    }
+
+    /// Rule `index`'s part of a list each rule appends to: from where it starts (`from`)
+    /// to where the next rule's starts, or the list's `len` for the last rule.
+    fn span(
+        &self,
+        index: usize,
+        from: impl Fn(&RuleScan) -> usize,
+        len: usize,
+    ) -> std::ops::Range<usize> {
+        let start = from(&self.rules[index]);
+        let end = self.rules.get(index + 1).map_or(len, &from);
+        start..end
     }
 }
 
