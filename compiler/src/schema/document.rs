@@ -319,17 +319,13 @@ impl<'r> Document<'r> {
     /// The base URI in force at `location`.
     fn base_at(&self, location: &Location) -> String {
         let bases = self.bases.borrow();
-        let mut pointer = location.pointer.clone();
-        loop {
-            let probe = Location {
-                doc: location.doc,
-                pointer: pointer.clone(),
-            };
+        let mut probe = location.clone();
+        while !bases.is_empty() {
             if let Some(base) = bases.get(&probe) {
                 return base.clone();
             }
-            match pointer.rfind('/') {
-                Some(cut) => pointer.truncate(cut),
+            match probe.pointer.rfind('/') {
+                Some(cut) => probe.pointer.truncate(cut),
                 None => break,
             }
         }
@@ -362,8 +358,16 @@ impl<'r> Document<'r> {
             reference: reference.to_string(),
             message,
         };
-        let target = join(&self.base_at(from), reference);
-        let (resource, fragment) = split_fragment(&target);
+        let base = self.base_at(from);
+        let target;
+        let (resource, fragment) = match reference.strip_prefix('#') {
+            // A fragment alone names a place in the base's own resource.
+            Some(fragment) => (split_fragment(&base).0, Some(fragment)),
+            None => {
+                target = join(&base, reference);
+                split_fragment(&target)
+            }
+        };
         let known = self.resources.borrow().get(resource).cloned();
         let root = match known {
             Some(root) => root,
@@ -394,7 +398,7 @@ impl<'r> Document<'r> {
                 pointer: format!("{}{}", root.pointer, fragment),
             }
         } else {
-            let key = (strip_fragment(resource), fragment.clone());
+            let key = (strip_fragment(resource), fragment.to_string());
             match self.anchors.borrow().get(&key) {
                 Some(location) => location.clone(),
                 None => {
@@ -419,11 +423,37 @@ impl<'r> Document<'r> {
 
 /// The schema at `location` inside `source`, the document [`Document::source`] gave.
 pub fn at<'v>(source: &'v Value, location: &Location) -> Option<&'v Value> {
-    if location.pointer.is_empty() {
-        Some(source)
-    } else {
-        source.pointer(&location.pointer)
+    descend(source, &location.pointer)
+}
+
+/// The value `pointer` (RFC 6901, `""` or `/`-separated tokens) names inside `value`.
+/// The same answers as [`Value::pointer`], without a `String` per token: a token is
+/// unescaped (`~1` → `/`, `~0` → `~`) only when it holds a `~`.
+fn descend<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(value);
     }
+    let tokens = pointer.strip_prefix('/')?;
+    tokens.split('/').try_fold(value, |node, token| {
+        let token: Cow<'_, str> = if token.contains('~') {
+            Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(token)
+        };
+        match node {
+            Value::Object(map) => map.get(token.as_ref()),
+            Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
+            _ => None,
+        }
+    })
+}
+
+/// An array index token as RFC 6901 spells it: no sign, no leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+        return None;
+    }
+    token.parse().ok()
 }
 
 /// Unwraps an OpenAI `response_format`; returns the schema and whether `strict` was set.
@@ -494,7 +524,10 @@ pub fn escape_token(key: &str) -> Cow<'_, str> {
     }
 }
 
-fn percent_decode(text: &str) -> String {
+fn percent_decode(text: &str) -> Cow<'_, str> {
+    if !text.contains('%') {
+        return Cow::Borrowed(text);
+    }
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -510,7 +543,7 @@ fn percent_decode(text: &str) -> String {
         out.push(bytes[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn split_fragment(uri: &str) -> (&str, Option<&str>) {
@@ -606,6 +639,39 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pointers_find_what_serde_json_finds() {
+        let doc = json!({
+            "a/b": {"m~n": [10, 11, {"": "empty key"}]},
+            "~1": "tilde one",
+            "x": {"0": "zero key", "01": "leading zero key"},
+            "": {"": "nested empty"}
+        });
+        for pointer in [
+            "",
+            "/",
+            "//",
+            "/a~1b",
+            "/a~1b/m~0n",
+            "/a~1b/m~0n/1",
+            "/a~1b/m~0n/2/",
+            "/a~1b/m~0n/01",
+            "/a~1b/m~0n/+1",
+            "/a~1b/m~0n/3",
+            "/a~1b/m~0n/-1",
+            "/~01",
+            "/~1",
+            "/x/0",
+            "/x/01",
+            "/x/1",
+            "a",
+            "/a~1b/m~0n/0/deeper",
+            "/nothing",
+        ] {
+            assert_eq!(descend(&doc, pointer), doc.pointer(pointer), "{pointer:?}");
+        }
+    }
 
     #[test]
     fn joins_like_rfc_3986() {
