@@ -20,7 +20,7 @@ use super::blocks;
 use super::document::{at, Document, Location};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
-use super::merge::{merge, restricts};
+use super::merge::{merge_owned, restricts};
 use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::ast::CompactString;
@@ -618,7 +618,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 Some(target_map) => {
                     let rest_origins = provenance::written_at(&rest, at);
                     let (merged, origins) =
-                        self.merge_at(&rest, &rest_origins, &target_map, &target, at, "$ref")?;
+                        self.merge_at(rest, &rest_origins, &target_map, &target, at, "$ref")?;
                     self.inlining.push(target);
                     let result = self.merged_schema(&merged, origins, at, at.child("$ref"));
                     self.inlining.pop();
@@ -656,7 +656,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
                 };
                 (merged, origins) =
-                    self.merge_at(&merged, &origins, &item_map, &written, at, "allOf")?;
+                    self.merge_at(merged, &origins, &item_map, &written, at, "allOf")?;
             }
             // While the merged schema compiles, the targets inlined into it must not be
             // inlined again (a reference back to them stays a reference).
@@ -740,14 +740,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     fn merge_at(
         &mut self,
-        a: &Map<String, Value>,
+        a: Map<String, Value>,
         a_origins: &Origins,
         b: &Map<String, Value>,
         b_at: &Location,
         at: &Location,
         keyword: &str,
     ) -> Result<(Map<String, Value>, Origins), CompileError> {
-        let merged = merge(a, b);
+        let merged = merge_owned(a, b);
         for conflict in &merged.conflicts {
             self.validation_only(
                 at,
@@ -755,7 +755,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("`{conflict}` appears on both sides and cannot be intersected exactly"),
             )?;
         }
-        let origins = provenance::of_merge(&merged, a, a_origins, b, b_at);
+        let origins = provenance::of_merge(&merged, a_origins, b, b_at);
         Ok((merged.schema, origins))
     }
 
@@ -906,7 +906,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
                 };
                 let (merged, origins) =
-                    self.merge_at(&base, &base_origins, &branch_map, &written, at, key)?;
+                    self.merge_at(base.clone(), &base_origins, &branch_map, &written, at, key)?;
                 let result = self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
                 if one_of {
                     merged_branches.push(Cow::Owned(merged));

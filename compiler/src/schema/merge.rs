@@ -19,12 +19,57 @@ pub struct Merged {
     /// keyword is the first schema's value or, where only the second has it, the
     /// second's, unchanged.
     pub combined: Vec<String>,
+    /// The first schema's values of the keywords the merge may have replaced: those the
+    /// second schema has too, and [`FIRST_SIDE_READS`].
+    first: Map<String, Value>,
 }
+
+impl Merged {
+    /// The first schema's value of `key` before the merge; `second` is the schema merged
+    /// into it.
+    pub fn first_side(&self, key: &str, second: &Map<String, Value>) -> Option<&Value> {
+        if second.contains_key(key) || FIRST_SIDE_READS.contains(&key) {
+            self.first.get(key)
+        } else {
+            // Only the keywords above are ever written: the rest are the first side's.
+            self.schema.get(key)
+        }
+    }
+}
+
+/// The keywords of the first schema that merging reads besides those the second schema
+/// has; with those, every keyword the merge may write into the result.
+const FIRST_SIDE_READS: [&str; 11] = [
+    "properties",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentSchemas",
+    "enum",
+    "const",
+    "prefixItems",
+    "items",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
 
 /// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
 /// already inlined.
 pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
-    let mut out = a.clone();
+    merge_owned(a.clone(), b)
+}
+
+/// [`merge`], taking `a` to build the result in (only the keywords the merge reads or
+/// replaces are copied).
+pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged {
+    let first: Map<String, Value> = whole
+        .iter()
+        .filter(|(key, _)| b.contains_key(*key) || FIRST_SIDE_READS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    // Every read of the first side below is of a keyword kept in `first`.
+    let a = &first;
+    let mut out = whole;
     let mut conflicts = Vec::new();
     let mut combined = Vec::new();
     // Which keys are "additional" depends on the patterns of the same schema object:
@@ -144,6 +189,7 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
         schema: out,
         conflicts,
         combined,
+        first,
     }
 }
 
@@ -393,6 +439,24 @@ mod tests {
         assert_eq!(m.schema["minimum"], json!(5));
         assert_eq!(m.schema["maximum"], json!(9));
         assert_eq!(m.schema["required"], json!(["a", "b"]));
+    }
+
+    #[test]
+    fn the_first_side_is_still_readable_after_the_merge_replaced_it() {
+        let b = obj(json!({"minimum": 5, "maximum": 9, "properties": {"b": {}}}));
+        let m = merge_owned(
+            obj(
+                json!({"minimum": 1, "title": "t", "properties": {"a": {}}, "additionalProperties": false}),
+            ),
+            &b,
+        );
+        assert_eq!(m.schema["minimum"], json!(5));
+        assert_eq!(m.first_side("minimum", &b), Some(&json!(1)));
+        assert_eq!(m.first_side("title", &b), Some(&json!("t")));
+        assert_eq!(m.first_side("maximum", &b), None);
+        // `properties` was rewritten (b's `b` is additional on the first side).
+        assert_eq!(m.schema["properties"], json!({"a": {}, "b": false}));
+        assert_eq!(m.first_side("properties", &b), Some(&json!({"a": {}})));
     }
 
     #[test]

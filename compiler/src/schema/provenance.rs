@@ -52,10 +52,9 @@ pub fn members_written_at<'l>(places: impl IntoIterator<Item = &'l Location>) ->
 /// name's schema may still come from one side, and is traced by name.
 const KEYED: [&str; 3] = ["properties", "patternProperties", "dependentSchemas"];
 
-/// The origins of a merge of `a` (with `a_origins`) and `b` (written at `b_at`).
+/// The origins of a merge of a schema (with `a_origins`) and `b` (written at `b_at`).
 pub fn of_merge(
     merged: &Merged,
-    a: &Map<String, Value>,
     a_origins: &Origins,
     b: &Map<String, Value>,
     b_at: &Location,
@@ -65,7 +64,7 @@ pub fn of_merge(
         let token = escape_token(key);
         let origin = if merged.combined.contains(key) {
             None
-        } else if a.has(key) {
+        } else if merged.first_side(key, b).is_some() {
             a_origins.get(token.as_ref()).cloned().flatten()
         } else if b.has(key) {
             Some(b_at.child(key))
@@ -76,14 +75,12 @@ pub fn of_merge(
             (&origin, value, KEYED.contains(&key.as_str()))
         {
             for (name, schema) in members {
-                let unchanged = |side: &Map<String, Value>| {
-                    side.kw(key)
-                        .and_then(|m| m.kw(name))
-                        .is_some_and(|v| v == schema)
+                let unchanged = |side: Option<&Value>| {
+                    side.and_then(|m| m.kw(name)).is_some_and(|v| v == schema)
                 };
-                let member = if unchanged(a) {
+                let member = if unchanged(merged.first_side(key, b)) {
                     member_origin(a_origins, &token, name)
-                } else if unchanged(b) {
+                } else if unchanged(b.kw(key)) {
                     Some(b_at.grandchild(key, name))
                 } else {
                     None
@@ -172,13 +169,7 @@ mod tests {
     /// The site of `{"allOf": [a, b]}` at the root, merged.
     fn root_all_of(a: &Map<String, Value>, b: &Map<String, Value>) -> [MergeSite; 1] {
         let merged = merge(a, b);
-        let origins = of_merge(
-            &merged,
-            a,
-            &written_at(a, &at("/allOf/0")),
-            b,
-            &at("/allOf/1"),
-        );
+        let origins = of_merge(&merged, &written_at(a, &at("/allOf/0")), b, &at("/allOf/1"));
         [MergeSite {
             at: at(""),
             origins,
