@@ -19,13 +19,15 @@
 //! by digit).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::Number;
 
 use crate::gbnf::Expr;
+use compact_str::CompactString;
 
 /// The most digits a bound may expand to (integer digits plus fraction digits, written
 /// out without an exponent). Larger bounds are refused with [`NumericError::TooComplex`].
@@ -1212,33 +1214,44 @@ impl Machine {
                 }
             }
         }
-        let name = |i: usize| format!("{prefix}-{i}");
+        let names: Vec<CompactString> = (0..order.len())
+            .map(|i| {
+                let mut name = CompactString::from(prefix);
+                // Writing into a CompactString cannot fail.
+                let _ = write!(name, "-{i}");
+                name
+            })
+            .collect();
         let mut targeted = vec![false; order.len()];
-        let mut bodies = Vec::new();
+        let mut bodies = Vec::with_capacity(representative.len());
         for &s in &representative {
             let mut arms = Vec::new();
             if accepting[s] {
                 arms.push(Expr::empty());
             }
-            let mut by_target: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
-            for (j, t) in targets(s).filter(|&(_, t)| live[t]) {
-                if let Some(&target) = number.get(&class[t]) {
-                    by_target.entry(target).or_default().push(SYMBOLS[j]);
-                }
-            }
-            for (target, symbols) in by_target {
+            // (target class, symbol), symbols in `SYMBOLS` order within a target.
+            let mut moves: Vec<(usize, u8)> = targets(s)
+                .filter(|&(_, t)| live[t])
+                .filter_map(|(j, t)| number.get(&class[t]).map(|&target| (target, SYMBOLS[j])))
+                .collect();
+            moves.sort_by_key(|&(target, _)| target);
+            for group in moves.chunk_by(|x, y| x.0 == y.0) {
+                let target = group[0].0;
                 targeted[target] = true;
-                arms.push(Expr::seq([symbol_set(&symbols), Expr::rule(name(target))]));
+                arms.push(Expr::seq([
+                    symbol_set(group.iter().map(|&(_, symbol)| symbol)),
+                    Expr::rule(names[target].clone()),
+                ]));
             }
             bodies.push(Expr::alt(arms));
         }
-        let mut rules = Vec::new();
-        let mut root = Expr::rule(name(0));
+        let mut rules = Vec::with_capacity(bodies.len());
+        let mut root = Expr::rule(names[0].clone());
         for (i, body) in bodies.into_iter().enumerate() {
             if i == 0 && !targeted[0] {
                 root = body;
             } else {
-                rules.push((name(i), body));
+                rules.push((names[i].to_string(), body));
             }
         }
         Ok(RuleSet { root, rules })
@@ -1258,9 +1271,9 @@ fn too_many_states() -> NumericError {
 }
 
 /// A class (or literal) for a sorted set of ASCII symbols.
-fn symbol_set(symbols: &[u8]) -> Expr {
+fn symbol_set(symbols: impl IntoIterator<Item = u8>) -> Expr {
     let mut ranges: Vec<(char, char)> = Vec::new();
-    for &s in symbols {
+    for s in symbols {
         let c = char::from(s);
         match ranges.last_mut() {
             Some((_, hi)) if u32::from(*hi) + 1 == u32::from(c) => *hi = c,
@@ -1268,7 +1281,7 @@ fn symbol_set(symbols: &[u8]) -> Expr {
         }
     }
     match ranges.as_slice() {
-        [(lo, hi)] if lo == hi => Expr::literal(lo.to_string()),
+        [(lo, hi)] if lo == hi => Expr::literal(&*lo.encode_utf8(&mut [0; 4])),
         _ => Expr::class(false, ranges),
     }
 }
