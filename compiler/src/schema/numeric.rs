@@ -1174,9 +1174,11 @@ impl Machine {
         // Moore's partition refinement over the live states.
         let mut class: Vec<u32> = accepting.iter().map(|&a| u32::from(a)).collect();
         let mut count = 0;
+        let mut ids: HashMap<(u32, Row), u32> = HashMap::default();
+        let mut refined = vec![NO_STATE; n];
         loop {
-            let mut ids: HashMap<(u32, Row), u32> = HashMap::default();
-            let mut refined = vec![NO_STATE; n];
+            ids.clear();
+            refined.fill(NO_STATE);
             for s in (0..n).filter(|&s| live[s]) {
                 let mut signature = [NO_STATE; SYMBOLS.len()];
                 for (j, t) in targets(s).filter(|&(_, t)| live[t]) {
@@ -1186,7 +1188,7 @@ impl Machine {
                 refined[s] = *ids.entry((class[s], signature)).or_insert(fresh);
             }
             let new_count = ids.len();
-            class = refined;
+            std::mem::swap(&mut class, &mut refined);
             if new_count == count {
                 break;
             }
@@ -1272,17 +1274,22 @@ fn too_many_states() -> NumericError {
 
 /// A class (or literal) for a sorted set of ASCII symbols.
 fn symbol_set(symbols: impl IntoIterator<Item = u8>) -> Expr {
-    let mut ranges: Vec<(char, char)> = Vec::new();
+    // At most one range per symbol.
+    let mut ranges = [('\0', '\0'); SYMBOLS.len()];
+    let mut count = 0;
     for s in symbols {
         let c = char::from(s);
-        match ranges.last_mut() {
+        match ranges[..count].last_mut() {
             Some((_, hi)) if u32::from(*hi) + 1 == u32::from(c) => *hi = c,
-            _ => ranges.push((c, c)),
+            _ => {
+                ranges[count] = (c, c);
+                count += 1;
+            }
         }
     }
-    match ranges.as_slice() {
+    match &ranges[..count] {
         [(lo, hi)] if lo == hi => Expr::literal(&*lo.encode_utf8(&mut [0; 4])),
-        _ => Expr::class(false, ranges),
+        used => Expr::class(false, used.iter().copied()),
     }
 }
 
