@@ -316,6 +316,12 @@ impl<'r> Document<'r> {
         Ok(())
     }
 
+    /// Whether a `#…` reference names the same place wherever it is written: one
+    /// document so far, and no `$id` in it (every schema has the same base URI).
+    pub fn fragments_are_global(&self) -> bool {
+        self.docs.borrow().len() == 1 && self.bases.borrow().is_empty()
+    }
+
     /// The base URI in force at `location`.
     fn base_at(&self, location: &Location) -> String {
         let bases = self.bases.borrow();

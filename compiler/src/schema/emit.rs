@@ -730,7 +730,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &'m Map<String, Value>,
         at: &Location,
     ) -> Cow<'m, Map<String, Value>> {
-        if !map.iter().any(|(key, child)| holds_refs(key, child, 0)) && !map.has("$ref") {
+        // Where `#…` means the same everywhere, only other references need rewriting.
+        let fragments_stay = self.doc.fragments_are_global();
+        let own_ref = map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay));
+        if !own_ref
+            && !map
+                .iter()
+                .any(|(key, child)| holds_refs(key, child, 0, fragments_stay))
+        {
             return Cow::Borrowed(map);
         }
         let mut out = map.clone();
@@ -1184,20 +1191,30 @@ fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
 const INSTANCE_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
 
 /// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
-fn holds_refs(key: &str, value: &Value, depth: usize) -> bool {
+fn holds_refs(key: &str, value: &Value, depth: usize, fragments_stay: bool) -> bool {
     if depth > super::document::MAX_DEPTH || INSTANCE_KEYWORDS.contains(&key) {
         return false;
     }
     match value {
         Value::Object(map) => {
-            matches!(map.kw("$ref"), Some(Value::String(_)))
+            map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay))
                 || map
                     .iter()
-                    .any(|(key, child)| holds_refs(key, child, depth + 1))
+                    .any(|(key, child)| holds_refs(key, child, depth + 1, fragments_stay))
         }
-        Value::Array(items) => items.iter().any(|item| holds_refs("", item, depth + 1)),
+        Value::Array(items) => items
+            .iter()
+            .any(|item| holds_refs("", item, depth + 1, fragments_stay)),
         _ => false,
     }
+}
+
+/// Whether [`absolutize_refs`] would rewrite the `$ref` value `reference`: a string, and
+/// not a `#…` fragment when those mean the same everywhere (`fragments_stay`).
+fn rewritten(reference: &Value, fragments_stay: bool) -> bool {
+    reference
+        .as_str()
+        .is_some_and(|r| !(fragments_stay && r.starts_with('#')))
 }
 
 fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {
@@ -1338,6 +1355,32 @@ mod tests {
         let r = Recognizer::new(&compiled.grammar).unwrap();
         assert!(r.recognize(r#"{"kind":"a"}"#).accepted);
         assert!(r.recognize("null").accepted);
+    }
+
+    /// A `#…` reference kept as written (not made absolute) must still mean the place
+    /// it meant where it was written. Here the target of the root's `$ref` is its own
+    /// resource (`$id`); merged with the root's `minLength`, its `#/$defs/s` must still
+    /// name `sub.json`'s `$defs`, which the root does not have.
+    #[test]
+    fn fragment_references_merged_into_another_resource_keep_their_target() {
+        let schema = json!({
+            "$id": "http://example.com/root.json",
+            "$ref": "sub.json",
+            "minLength": 2,
+            "$defs": {
+                "sub": {
+                    "$id": "sub.json",
+                    "allOf": [{"$ref": "#/$defs/s"}],
+                    "$defs": {"s": {"type": "string", "maxLength": 3}}
+                }
+            }
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#""ab""#).accepted);
+        for refused in [r#""a""#, r#""abcd""#, "12", "{}"] {
+            assert!(!r.recognize(refused).accepted, "{refused}");
+        }
     }
 
     /// Draft-07 and older ignore the keywords beside a `$ref`; 2019-09 and later apply
