@@ -15,6 +15,24 @@ use crate::pattern::PatternError;
 /// rules, so longer maxima are left to validation (and said so).
 pub const MAX_EXACT_LENGTH: u64 = 4000;
 
+/// Reports the length keywords that constrain anything (`minLength` above 0, any
+/// `maxLength`) as enforced by validation only, for `why`.
+fn lengths_left_to_validation(
+    e: &mut Emitter<'_, '_, '_>,
+    at: &Location,
+    min: u64,
+    max: Option<u64>,
+    why: &str,
+) -> Result<(), CompileError> {
+    if min > 0 {
+        e.validation_only(at, "minLength", why)?;
+    }
+    if max.is_some() {
+        e.validation_only(at, "maxLength", why)?;
+    }
+    Ok(())
+}
+
 /// The expression for strings valid under `map`.
 ///
 /// # Errors
@@ -42,13 +60,13 @@ pub fn string(
         };
         match e.pattern_rule(pattern, at) {
             Ok(contents) => {
-                if min > 0 || max.is_some() {
-                    e.validation_only(
-                        at,
-                        "maxLength",
-                        "lengths beside a `pattern` are checked after generation",
-                    )?;
-                }
+                lengths_left_to_validation(
+                    e,
+                    at,
+                    min,
+                    max,
+                    "lengths beside a `pattern` are checked after generation",
+                )?;
                 if map.has("format") {
                     e.validation_only(
                         at,
@@ -76,13 +94,13 @@ pub fn string(
     if let Some(format) = map.kw("format").and_then(Value::as_str) {
         if !map.has("pattern") {
             if let Some(rules) = super::formats::built_rules(format) {
-                if min > 0 || max.is_some() {
-                    e.validation_only(
-                        at,
-                        "maxLength",
-                        "lengths beside a `format` are checked after generation",
-                    )?;
-                }
+                lengths_left_to_validation(
+                    e,
+                    at,
+                    min,
+                    max,
+                    "lengths beside a `format` are checked after generation",
+                )?;
                 if let Some(left_out) = super::formats::left_out(format) {
                     e.restricted(at, "format", left_out);
                 }
@@ -296,6 +314,49 @@ mod tests {
 
     fn number(text: &str) -> Number {
         serde_json::from_str(text).unwrap()
+    }
+
+    /// Beside a `pattern` or a `format`, the lengths written are the ones reported as
+    /// left to validation (with `--explain`, `minLength` was listed as enforced and a
+    /// `/maxLength` nobody wrote as validation-only).
+    #[test]
+    fn lengths_left_to_validation_are_the_ones_written() {
+        use crate::schema::{compile, KeywordStatus, Options};
+        let validation_only = |schema: serde_json::Value| -> Vec<String> {
+            let options = Options {
+                explain: true,
+                ..Options::default()
+            };
+            let compiled = compile(&schema, &options).unwrap();
+            let mut places: Vec<String> = compiled
+                .diagnostics
+                .iter()
+                .filter(|d| d.status == KeywordStatus::ValidationOnly)
+                .map(|d| d.pointer.clone())
+                .collect();
+            places.sort();
+            places
+        };
+        for beside in [
+            serde_json::json!({"pattern": "^a+$"}),
+            serde_json::json!({"format": "date"}),
+        ] {
+            let with = |lengths: serde_json::Value| {
+                let mut schema = beside.clone();
+                schema["type"] = "string".into();
+                for (key, value) in lengths.as_object().unwrap() {
+                    schema[key] = value.clone();
+                }
+                validation_only(schema)
+            };
+            assert_eq!(with(serde_json::json!({"minLength": 3})), ["/minLength"]);
+            assert_eq!(with(serde_json::json!({"maxLength": 5})), ["/maxLength"]);
+            assert_eq!(
+                with(serde_json::json!({"minLength": 3, "maxLength": 5})),
+                ["/maxLength", "/minLength"]
+            );
+            assert!(with(serde_json::json!({"minLength": 0})).is_empty());
+        }
     }
 
     #[test]
