@@ -5,7 +5,7 @@
 //! result trustworthy. Errors read like `$.priority: "URGENT" is not one of …`, the form
 //! that is fed back to the model when it retries.
 
-use gbnfc_compiler::schema::document::Document;
+use gbnfc_compiler::schema::document::{unescape_token, Document};
 use serde_json::Value;
 
 use crate::BridgeError;
@@ -70,7 +70,7 @@ pub fn schema_of(input: &Value) -> Result<Value, BridgeError> {
 pub fn json_path(pointer: &str) -> String {
     let mut path = String::from("$");
     for token in pointer.split('/').skip(1) {
-        let key = token.replace("~1", "/").replace("~0", "~");
+        let key = unescape_token(token);
         if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) {
             path.push_str(&format!("[{key}]"));
         } else if !key.is_empty()
@@ -81,7 +81,7 @@ pub fn json_path(pointer: &str) -> String {
             path.push('.');
             path.push_str(&key);
         } else {
-            path.push_str(&format!("[{}]", Value::String(key)));
+            path.push_str(&format!("[{}]", Value::String(key.into_owned())));
         }
     }
     path

@@ -325,14 +325,16 @@ impl<'r> Document<'r> {
     /// The base URI in force at `location`.
     fn base_at(&self, location: &Location) -> String {
         let bases = self.bases.borrow();
-        let mut probe = location.clone();
-        while !bases.is_empty() {
-            if let Some(base) = bases.get(&probe) {
-                return base.clone();
-            }
-            match probe.pointer.rfind('/') {
-                Some(cut) => probe.pointer.truncate(cut),
-                None => break,
+        if !bases.is_empty() {
+            let mut probe = location.clone();
+            loop {
+                if let Some(base) = bases.get(&probe) {
+                    return base.clone();
+                }
+                match probe.pointer.rfind('/') {
+                    Some(cut) => probe.pointer.truncate(cut),
+                    None => break,
+                }
             }
         }
         self.docs
@@ -433,19 +435,15 @@ pub fn at<'v>(source: &'v Value, location: &Location) -> Option<&'v Value> {
 }
 
 /// The value `pointer` (RFC 6901, `""` or `/`-separated tokens) names inside `value`.
-/// The same answers as [`Value::pointer`], without a `String` per token: a token is
-/// unescaped (`~1` → `/`, `~0` → `~`) only when it holds a `~`.
+/// The same answers as [`Value::pointer`], without a `String` per token
+/// ([`unescape_token`] borrows a token without `~`).
 fn descend<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     if pointer.is_empty() {
         return Some(value);
     }
     let tokens = pointer.strip_prefix('/')?;
     tokens.split('/').try_fold(value, |node, token| {
-        let token: Cow<'_, str> = if token.contains('~') {
-            Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(token)
-        };
+        let token = unescape_token(token);
         match node {
             Value::Object(map) => map.get(token.as_ref()),
             Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
@@ -527,6 +525,16 @@ pub fn escape_token(key: &str) -> Cow<'_, str> {
         Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(key)
+    }
+}
+
+/// The key a JSON pointer token names (`~1` → `/`, `~0` → `~`); the inverse of
+/// [`escape_token`].
+pub fn unescape_token(token: &str) -> Cow<'_, str> {
+    if token.contains('~') {
+        Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(token)
     }
 }
 

@@ -26,8 +26,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::Number;
 
+use crate::gbnf::ast::CompactString;
 use crate::gbnf::Expr;
-use compact_str::CompactString;
 
 /// The most digits a bound may expand to (integer digits plus fraction digits, written
 /// out without an exponent). Larger bounds are refused with [`NumericError::TooComplex`].
