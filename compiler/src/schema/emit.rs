@@ -1180,12 +1180,18 @@ const APPLICATORS: [&str; 7] = [
 ];
 
 /// A copy of `map` without `key` (and without copying what `key` holds).
+/// `map` without `key`, to be merged with other schemas and compiled again at the same
+/// place. `$defs` and `definitions` are left out too: they constrain nothing, references
+/// reach them through the document, and they were explained where they were written.
 fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
     map.iter()
-        .filter(|(k, _)| *k != key)
+        .filter(|(k, _)| *k != key && !DEFINITION_CONTAINERS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
+
+/// The keywords that hold schemas only for references to reach.
+const DEFINITION_CONTAINERS: [&str; 2] = ["$defs", "definitions"];
 
 /// Keywords whose values are instances, not schemas: a `$ref` inside is data.
 const INSTANCE_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
