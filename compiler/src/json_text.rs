@@ -16,6 +16,9 @@ use crate::gbnf::{ClassRange, Expr};
 /// Characters written as themselves: everything but `"`, `\` and U+0000–U+001F.
 const PLAIN: [(u32, u32); 3] = [(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)];
 
+/// The hex digits of `\u` escapes, lowercase as serde_json writes them.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// The canonical JSON-string spelling of `c`, without quotes.
 ///
 /// ```
@@ -43,11 +46,10 @@ pub fn push_encoded(out: &mut impl fmt::Write, c: char) {
         '\r' => out.write_str("\\r"),
         c if u32::from(c) < 0x20 => {
             // `\u00` and two lowercase hex digits, as serde_json writes them.
-            const HEX: &[u8; 16] = b"0123456789abcdef";
             let code = u32::from(c) as usize;
             out.write_str("\\u00")
-                .and_then(|()| out.write_char(char::from(HEX[code >> 4])))
-                .and_then(|()| out.write_char(char::from(HEX[code & 0xF])))
+                .and_then(|()| out.write_char(char::from(HEX_DIGITS[code >> 4])))
+                .and_then(|()| out.write_char(char::from(HEX_DIGITS[code & 0xF])))
         }
         c => out.write_char(c),
     };
@@ -88,17 +90,17 @@ pub fn chars_expr(ranges: &[(u32, u32)]) -> Option<Expr> {
             ranges: plain,
         });
     }
-    let all_controls = intersect(&ranges, &[(0, 0x1F)]) == [(0, 0x1F)];
-    if all_controls {
-        arms.push(any_control());
-    } else {
-        for (lo, hi) in intersect(&ranges, &[(0, 0x1F)]) {
+    let controls = intersect(&ranges, &[(0, 0x1F)]);
+    if controls.iter().map(|(lo, hi)| hi - lo + 1).sum::<u32>() <= FEW_CONTROLS {
+        for &(lo, hi) in &controls {
             arms.extend(
                 (lo..=hi)
                     .filter_map(char::from_u32)
                     .map(|c| Expr::literal(encode_char(c))),
             );
         }
+    } else {
+        arms.push(controls_expr(&controls));
     }
     for special in ['"', '\\'] {
         if contains(&ranges, u32::from(special)) {
@@ -114,7 +116,9 @@ pub fn chars_expr(ranges: &[(u32, u32)]) -> Option<Expr> {
 
 /// The canonical spelling of any one character.
 pub fn any_canonical_char() -> Expr {
-    chars_expr(&[(0, 0x10FFFF)]).unwrap_or_else(Expr::empty)
+    static ANY: std::sync::LazyLock<Expr> =
+        std::sync::LazyLock::new(|| chars_expr(&[(0, 0x10FFFF)]).unwrap_or_else(Expr::empty));
+    ANY.clone()
 }
 
 /// Any one character of a JSON string in any valid spelling: raw, a short escape, or any
@@ -175,30 +179,68 @@ fn unicode_escape() -> Expr {
     ])
 }
 
-/// The canonical spellings of the 32 control characters.
-fn any_control() -> Expr {
-    Expr::alt([
-        Expr::seq([
+/// Up to this many control characters are spelled one literal each; more share the
+/// prefixes of their escapes ([`controls_expr`]).
+const FEW_CONTROLS: u32 = 3;
+
+/// The control characters with a short escape (`\b \t \n \f \r`), by code.
+const SHORT_ESCAPES: [(u32, char); 5] = [(0x8, 'b'), (0x9, 't'), (0xA, 'n'), (0xC, 'f'), (0xD, 'r')];
+
+/// The canonical spellings of the control characters in `controls` (ranges within
+/// U+0000–U+001F, normalized, not empty), sharing the escapes' prefixes: `"\\" [bt]`
+/// for the short escapes, `"\\u00" ("0" [0-7] | "1" [0-9a-f])` for the rest.
+fn controls_expr(controls: &[(u32, u32)]) -> Expr {
+    let mut letters = Vec::new();
+    // The low hex digit of each `\u000X` and `\u001X` spelling.
+    let mut digits: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    for code in controls.iter().flat_map(|&(lo, hi)| lo..=hi) {
+        match SHORT_ESCAPES.iter().find(|(c, _)| *c == code) {
+            Some(&(_, letter)) => letters.push(letter),
+            None => digits[(code >> 4) as usize].push(code & 0xF),
+        }
+    }
+    letters.sort_unstable();
+    let mut arms = Vec::new();
+    match letters.as_slice() {
+        [] => {}
+        [letter] => arms.push(Expr::literal(format!("\\{letter}"))),
+        _ => arms.push(Expr::seq([
             Expr::literal("\\"),
-            Expr::class(
-                false,
-                [('b', 'b'), ('f', 'f'), ('n', 'n'), ('r', 'r'), ('t', 't')],
-            ),
-        ]),
-        Expr::seq([
+            Expr::class(false, letters.iter().map(|&l| (l, l))),
+        ])),
+    }
+    match (digits[0].is_empty(), digits[1].is_empty()) {
+        (true, true) => {}
+        (false, true) => arms.push(after("\\u000", &digits[0])),
+        (true, false) => arms.push(after("\\u001", &digits[1])),
+        (false, false) => arms.push(Expr::seq([
             Expr::literal("\\u00"),
             Expr::Group(Box::new(Expr::alt([
-                Expr::seq([
-                    Expr::literal("0"),
-                    Expr::class(false, [('0', '7'), ('b', 'b'), ('e', 'f')]),
-                ]),
-                Expr::seq([
-                    Expr::literal("1"),
-                    Expr::class(false, [('0', '9'), ('a', 'f')]),
-                ]),
+                after("0", &digits[0]),
+                after("1", &digits[1]),
             ]))),
-        ]),
-    ])
+        ])),
+    }
+    Expr::alt(arms)
+}
+
+/// `prefix` followed by one lowercase hex digit of any of `values` (sorted, each below
+/// 16): one literal when there is one value.
+fn after(prefix: &str, values: &[u32]) -> Expr {
+    let digit = |v: u32| char::from(HEX_DIGITS[v as usize]);
+    if let [only] = values {
+        return Expr::literal(format!("{prefix}{}", digit(*only)));
+    }
+    let mut ranges: Vec<(char, char)> = Vec::new();
+    for &v in values {
+        let c = digit(v);
+        match ranges.last_mut() {
+            // `9` and `a` are not neighbours: the range breaks there.
+            Some((_, hi)) if u32::from(*hi) + 1 == u32::from(c) => *hi = c,
+            _ => ranges.push((c, c)),
+        }
+    }
+    Expr::seq([Expr::literal(prefix), Expr::class(false, ranges)])
 }
 
 fn normalize(ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
@@ -256,11 +298,20 @@ mod tests {
 
     #[test]
     fn class_expressions_accept_exactly_the_canonical_spellings() {
-        let sets: [&[(u32, u32)]; 4] = [
+        let sets: [&[(u32, u32)]; 11] = [
             &[(0, 0x10FFFF)],
             &[(0x41, 0x5A)],
             &[(0, 0x7F)],
             &[(0x5, 0x9), (0x22, 0x22)],
+            // ECMA's `.`: every character but the line terminators.
+            &[(0, 0x9), (0xB, 0xC), (0xE, 0x2027), (0x202A, 0x10FFFF)],
+            // Controls in part: short escapes only, one half of the `\u00` forms, both.
+            &[(0x8, 0xA), (0xC, 0xD), (0x41, 0x41)],
+            &[(0x9, 0x9), (0xC, 0xC), (0xE, 0xF), (0x7F, 0x7F)],
+            &[(0x0, 0x7)],
+            &[(0x10, 0x1F)],
+            &[(0x1, 0x1), (0x1E, 0x1F), (0x5C, 0x5C)],
+            &[(0xA, 0x11)],
         ];
         for set in sets {
             let r = recognizer(chars_expr(set).unwrap());

@@ -164,7 +164,7 @@ const WORD: &str = "[0-9A-Za-z_]";
 const NOT_WORD: &str = "[^0-9A-Za-z_]";
 const SPACE: &str = r"[\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
 const NOT_SPACE: &str = r"[^\x{9}-\x{D}\x{20}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
-const DOT: &str = r"[^\x{A}\x{D}\x{2028}\x{2029}]";
+const DOT: &str = "[^\\n\\r\u{2028}\u{2029}]";
 const ANYTHING: &str = r"[\x{0}-\x{10FFFF}]";
 const NOTHING: &str = r"[^\x{0}-\x{10FFFF}]";
 
@@ -1128,7 +1128,7 @@ mod tests {
     fn lexer_spells_out_ecma_meanings() {
         let cases = [
             (r"^\d$", "^[0-9]$"),
-            (r"a.b", r"a[^\x{A}\x{D}\x{2028}\x{2029}]b"),
+            (r"a.b", "a[^\\n\\r\u{2028}\u{2029}]b"),
             (r"(?s:.)", r"(?:[\x{0}-\x{10FFFF}])"),
             (r"[]", r"[^\x{0}-\x{10FFFF}]"),
             (r"[^]", r"[\x{0}-\x{10FFFF}]"),
