@@ -52,6 +52,7 @@ use regex_syntax::hir::{self, Hir, HirKind, Look};
 
 use crate::gbnf::Expr;
 use crate::json_text::{any_canonical_char, chars_expr, encode_str};
+use crate::recognize::Recognizer;
 
 /// The largest repetition count accepted in a pattern (`x{n}`, `x{m,n}`).
 const MAX_COUNT: u64 = 100_000;
@@ -127,6 +128,68 @@ pub fn pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
     }
     guard_size(&expr)?;
     Ok(expr)
+}
+
+/// A test of whole strings (property names, say) against a pattern, with search
+/// semantics like [`pattern_expr`]'s: a plain-text pattern, the commonest kind in
+/// `patternProperties` (`^x-`, `_id$`), is a string comparison; any other runs a
+/// [`Recognizer`] over the pattern's expression.
+pub enum PatternTest {
+    /// The pattern is `text`, perhaps anchored at the start and the end.
+    Text {
+        /// The characters to find.
+        text: String,
+        /// `^`: only at the start of the string.
+        start: bool,
+        /// `$`: only at the end of the string.
+        end: bool,
+    },
+    /// A recognizer of the canonical spellings [`pattern_expr`] accepts.
+    Grammar(Recognizer),
+}
+
+impl PatternTest {
+    /// The test for `pattern`, whose expression is `expr` (from [`pattern_expr`]).
+    ///
+    /// # Errors
+    /// When `expr` cannot be recognized (too large to lower).
+    pub fn new(pattern: &str, expr: &Expr) -> Result<Self, crate::recognize::RecognizeError> {
+        /// What ECMA reads as syntax outside a class; a pattern free of them is text.
+        const SYNTAX: &[char] = &[
+            '^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|',
+        ];
+        let (start, rest) = match pattern.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, pattern),
+        };
+        let (end, text) = match rest.strip_suffix('$') {
+            Some(text) => (true, text),
+            None => (false, rest),
+        };
+        if !text.contains(SYNTAX) {
+            return Ok(PatternTest::Text {
+                text: text.to_string(),
+                start,
+                end,
+            });
+        }
+        let mut grammar = crate::gbnf::Grammar::default();
+        grammar.push("root", expr.clone());
+        Recognizer::new(&grammar).map(PatternTest::Grammar)
+    }
+
+    /// Does the pattern match `name`?
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            PatternTest::Text { text, start, end } => match (start, end) {
+                (true, true) => name == text,
+                (true, false) => name.starts_with(text.as_str()),
+                (false, true) => name.ends_with(text.as_str()),
+                (false, false) => name.contains(text.as_str()),
+            },
+            PatternTest::Grammar(recognizer) => recognizer.recognize(&encode_str(name)).accepted,
+        }
+    }
 }
 
 /// Classifies regex-syntax's errors on the translated pattern. The lexer has already
@@ -1144,6 +1207,31 @@ mod tests {
         ];
         for (ecma, expected) in cases {
             assert_eq!(to_regex_syntax(ecma).unwrap(), expected, "{ecma}");
+        }
+    }
+
+    #[test]
+    fn text_patterns_match_names_as_their_grammars_do() {
+        let patterns = ["a", "^x-", "_id$", "^$", "^", "$", "", "^é!$", "b/c", "-"];
+        let names = ["", "a", "x-a", "ax-", "user_id", "_idx", "é!", "é!x", "b/c", "-"];
+        for pattern in patterns {
+            let expr = pattern_expr(pattern).unwrap();
+            let test = PatternTest::new(pattern, &expr).unwrap();
+            assert!(matches!(test, PatternTest::Text { .. }), "{pattern}");
+            let mut grammar = crate::gbnf::Grammar::default();
+            grammar.push("root", expr);
+            let by_grammar = PatternTest::Grammar(Recognizer::new(&grammar).unwrap());
+            for name in names {
+                assert_eq!(
+                    test.matches(name),
+                    by_grammar.matches(name),
+                    "{pattern:?} on {name:?}"
+                );
+            }
+        }
+        for pattern in [r"a\$", "a.", "(a)", "a|b", "^a+$"] {
+            let test = PatternTest::new(pattern, &pattern_expr(pattern).unwrap()).unwrap();
+            assert!(matches!(test, PatternTest::Grammar(_)), "{pattern}");
         }
     }
 

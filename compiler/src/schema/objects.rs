@@ -28,9 +28,9 @@ use super::emit::Emitter;
 use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::ast::CompactString;
-use crate::gbnf::{Expr, Grammar};
-use crate::json_text::{self, encode_str};
-use crate::recognize::Recognizer;
+use crate::gbnf::Expr;
+use crate::json_text;
+use crate::pattern::PatternTest;
 
 /// The longest declared property name the extra-key exclusion handles.
 const MAX_EXCLUDED_NAME: usize = 256;
@@ -409,26 +409,21 @@ fn pattern_properties(
     // Declared names are matched against the patterns; without any, no recognizer is
     // needed (the patterns' grammars are checked with the whole grammar).
     let names_to_match = !properties.is_empty() || !required.is_empty();
-    let mut compiled: Vec<(Expr, Written, Option<Recognizer>)> = Vec::new();
+    let mut compiled: Vec<(Expr, Written, Option<PatternTest>)> = Vec::new();
     for (pattern, schema) in patterns {
         let written = (schema.clone(), at.grandchild("patternProperties", pattern));
         match crate::pattern::pattern_expr(pattern) {
             Ok(expr) if !names_to_match => compiled.push((expr, written, None)),
-            Ok(expr) => {
-                let mut grammar = Grammar::default();
-                grammar.push("root", expr.clone());
-                match Recognizer::new(&grammar) {
-                    Ok(recognizer) => compiled.push((expr, written, Some(recognizer))),
-                    Err(_) => return Ok(None),
-                }
-            }
+            Ok(expr) => match PatternTest::new(pattern, &expr) {
+                Ok(test) => compiled.push((expr, written, Some(test))),
+                Err(_) => return Ok(None),
+            },
             Err(crate::pattern::PatternError::Empty) => {}
             Err(_) => return Ok(None),
         }
     }
-    let matches = |name: &str, r: &Option<Recognizer>| {
-        r.as_ref()
-            .is_some_and(|r| r.recognize(&encode_str(name)).accepted)
+    let matches = |name: &str, test: &Option<PatternTest>| {
+        test.as_ref().is_some_and(|test| test.matches(name))
     };
     let matched_by = |name: &str| -> Vec<Written> {
         compiled
