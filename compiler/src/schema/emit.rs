@@ -38,6 +38,10 @@ pub struct Emitter<'d, 'r, 'o> {
     rules: Vec<Rule>,
     /// Rule names taken, besides `root` and the shared building blocks ([`blocks::SHARED`]).
     names: FxHashSet<CompactString>,
+    /// For each name base met taken, the suffix `{base}-{n}` to try next: every smaller
+    /// one was taken (names are never given back), so a base used many times is not
+    /// probed from `-2` each time.
+    next_suffix: FxHashMap<CompactString, u32>,
     ref_rules: FxHashMap<Location, CompactString>,
     shared: FxHashSet<&'static str>,
     diagnostics: Vec<SchemaDiagnostic>,
@@ -66,6 +70,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             options,
             rules: Vec::new(),
             names: FxHashSet::default(),
+            next_suffix: FxHashMap::default(),
             ref_rules: FxHashMap::default(),
             shared: FxHashSet::default(),
             diagnostics: Vec::new(),
@@ -464,11 +469,21 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let taken = |names: &FxHashSet<CompactString>, name: &str| {
             name == "root" || blocks::SHARED.contains(&name) || names.contains(name)
         };
-        let mut name = base.clone();
-        let mut n = 2;
+        if !taken(&self.names, &base) {
+            self.names.insert(base.clone());
+            return base;
+        }
+        let mut n = self.next_suffix.get(&base).copied().unwrap_or(2);
+        let mut name = compact_str::format_compact!("{base}-{n}");
         while taken(&self.names, &name) {
-            name = compact_str::format_compact!("{base}-{n}");
             n += 1;
+            name = compact_str::format_compact!("{base}-{n}");
+        }
+        match self.next_suffix.get_mut(&base) {
+            Some(next) => *next = n + 1,
+            None => {
+                self.next_suffix.insert(base, n + 1);
+            }
         }
         self.names.insert(name.clone());
         name
