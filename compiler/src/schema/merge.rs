@@ -19,39 +19,67 @@ pub struct Merged {
     /// keyword is the first schema's value or, where only the second has it, the
     /// second's, unchanged.
     pub combined: Vec<String>,
-    /// The first schema's values of the keywords the merge may have replaced: those the
-    /// second schema has too, and [`FIRST_SIDE_READS`].
-    first: Map<String, Value>,
+    /// The first schema's value, or its absence, of each keyword the merge wrote or
+    /// removed.
+    before: Before,
 }
 
 impl Merged {
-    /// The first schema's value of `key` before the merge; `second` is the schema merged
-    /// into it.
-    pub fn first_side(&self, key: &str, second: &Map<String, Value>) -> Option<&Value> {
-        if second.contains_key(key) || FIRST_SIDE_READS.contains(&key) {
-            self.first.get(key)
+    /// The first schema's value of `key` before the merge.
+    pub fn first_side(&self, key: &str) -> Option<&Value> {
+        self.before.first_side(key, &self.schema)
+    }
+}
+
+/// The first side's values of the keywords a merge has overwritten so far, each kept the
+/// first time it is written: the merge builds its result in the first side's own map and
+/// copies only what it replaces.
+#[derive(Default)]
+struct Before(Vec<(String, Option<Value>)>);
+
+impl Before {
+    /// The first side's `key`, given the map being written (`out`).
+    fn first_side<'m>(&'m self, key: &str, out: &'m Map<String, Value>) -> Option<&'m Value> {
+        match self.0.iter().find(|(k, _)| k == key) {
+            Some((_, value)) => value.as_ref(),
+            None => out.kw(key),
+        }
+    }
+
+    /// Writes `value` at `key` in `out`, keeping the value it replaces.
+    fn set(&mut self, out: &mut Map<String, Value>, key: &str, value: Value) {
+        let old = out.insert(key.to_string(), value);
+        self.keep(key, old);
+    }
+
+    /// Removes `key` from `out` (as `remove` does), keeping its value.
+    fn remove(&mut self, out: &mut Map<String, Value>, key: &str, shift: bool) {
+        let old = if shift {
+            out.shift_remove(key)
         } else {
-            // Only the keywords above are ever written: the rest are the first side's.
-            self.schema.get(key)
+            out.swap_remove(key)
+        };
+        self.keep(key, old);
+    }
+
+    fn keep(&mut self, key: &str, old: Option<Value>) {
+        if !self.0.iter().any(|(k, _)| k == key) {
+            self.0.push((key.to_string(), old));
         }
     }
 }
 
-/// The keywords of the first schema that merging reads besides those the second schema
-/// has; with those, every keyword the merge may write into the result.
-const FIRST_SIDE_READS: [&str; 11] = [
-    "properties",
-    "additionalProperties",
-    "patternProperties",
-    "propertyNames",
-    "dependentSchemas",
-    "enum",
-    "const",
-    "prefixItems",
-    "items",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-];
+/// The first side of a merge while its result is written over it.
+struct FirstSide<'m> {
+    out: &'m Map<String, Value>,
+    before: &'m Before,
+}
+
+impl Lookup for FirstSide<'_> {
+    fn kw(&self, name: &str) -> Option<&Value> {
+        self.before.first_side(name, self.out)
+    }
+}
 
 /// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
 /// already inlined.
@@ -59,45 +87,49 @@ pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
     merge_owned(a.clone(), b)
 }
 
-/// [`merge`], taking `a` to build the result in (only the keywords the merge reads or
-/// replaces are copied).
+/// Which keys are "additional" depends on these keywords of the same schema object.
+fn keyed(m: &impl Lookup) -> bool {
+    [
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+    ]
+    .iter()
+    .any(|k| m.has(k))
+}
+
+/// [`merge`], taking `a` to build the result in (only the keywords the merge replaces
+/// are kept aside).
 pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged {
-    let first: Map<String, Value> = whole
-        .iter()
-        .filter(|(key, _)| b.contains_key(*key) || FIRST_SIDE_READS.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    // Every read of the first side below is of a keyword kept in `first`.
-    let a = &first;
     let mut out = whole;
+    let mut before = Before::default();
     let mut conflicts = Vec::new();
     let mut combined = Vec::new();
-    // Which keys are "additional" depends on the patterns of the same schema object:
-    // merging patterns with another side's keys cannot be exact.
-    let keyed = |m: &Map<String, Value>| {
-        [
-            "properties",
-            "additionalProperties",
-            "patternProperties",
-            "propertyNames",
-        ]
-        .iter()
-        .any(|k| m.contains_key(*k))
-    };
-    if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(a)) {
-        conflicts.push("patternProperties".to_string());
-    }
-    // What is "unevaluated" depends on the schemas around it: merging changes it.
-    for key in UNEVALUATED {
-        if restricts(a, key) || restricts(b, key) {
-            conflicts.push(key.to_string());
+    {
+        let a = FirstSide {
+            out: &out,
+            before: &before,
+        };
+        // Merging patterns with another side's keys cannot be exact.
+        if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(&a))
+        {
+            conflicts.push("patternProperties".to_string());
+        }
+        // What is "unevaluated" depends on the schemas around it: merging changes it.
+        for key in UNEVALUATED {
+            if restricts(&a, key) || restricts(b, key) {
+                conflicts.push(key.to_string());
+            }
         }
     }
     for (key, vb) in b {
+        let a = FirstSide {
+            out: &out,
+            before: &before,
+        };
         let Some(va) = a.kw(key) else {
-            if !out.contains_key(key) {
-                out.insert(key.clone(), vb.clone());
-            }
+            before.set(&mut out, key, vb.clone());
             continue;
         };
         if va == vb {
@@ -129,7 +161,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
                     None
                 }
             }
-            "prefixItems" => merge_prefix(a, b),
+            "prefixItems" => merge_prefix(&a, b),
             "anyOf" | "oneOf" => None,
             // Both must hold, each as a list of schemas that must all hold.
             "allOf" => match (va, vb) {
@@ -138,7 +170,10 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
                 }
                 _ => None,
             },
-            "not" => Some(serde_json::json!({"anyOf": [va, vb]})),
+            "not" => {
+                let either = Value::Array(vec![va.clone(), vb.clone()]);
+                Some(Value::Object(Map::from_iter([("anyOf".to_string(), either)])))
+            }
             "uniqueItems" => Some(Value::Bool(
                 va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
             )),
@@ -146,24 +181,19 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
             k if is_annotation(k) || !is_known(k) => Some(va.clone()),
             _ => None,
         };
-        match merged {
-            Some(value) => {
-                out.insert(key.clone(), value);
+        // (x1 ∨ x2) ∧ (y1 ∨ y2) = ∨ (xi ∧ yj); for oneOf, exactly one x and exactly one y
+        // hold exactly when exactly one pair does.
+        let distributed = match (&merged, key.as_str()) {
+            (None, "anyOf" | "oneOf") => Some(distribute(va, vb)),
+            _ => None,
+        };
+        match (merged, distributed) {
+            (Some(value), _) | (None, Some(Some(value))) => {
+                before.set(&mut out, key, value);
                 combined.push(key.clone());
             }
-            None if matches!(key.as_str(), "enum" | "const") => {}
-            None if key == "anyOf" || key == "oneOf" => {
-                // (x1 ∨ x2) ∧ (y1 ∨ y2) = ∨ (xi ∧ yj); for oneOf, exactly one x and exactly
-                // one y hold exactly when exactly one pair does.
-                match distribute(va, vb) {
-                    Some(pairs) => {
-                        out.insert(key.clone(), pairs);
-                        combined.push(key.clone());
-                    }
-                    None => conflicts.push(key.clone()),
-                }
-            }
-            None => conflicts.push(key.clone()),
+            (None, _) if matches!(key.as_str(), "enum" | "const") => {}
+            (None, _) => conflicts.push(key.clone()),
         }
     }
     // A keyword kept from one side only leaves the other side's keys (items) unevaluated
@@ -171,30 +201,73 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
     if conflicts.iter().any(|c| !c.starts_with("unevaluated")) {
         for key in UNEVALUATED {
             if restricts(&out, key) {
-                out.shift_remove(key);
+                before.remove(&mut out, key, true);
             }
         }
     }
-    if merge_enums(a, b, &mut out) {
+    let enums = merge_enums(
+        &FirstSide {
+            out: &out,
+            before: &before,
+        },
+        b,
+    );
+    if let Some(values) = enums {
+        before.remove(&mut out, "const", false);
+        before.set(&mut out, "enum", Value::Array(values));
         combined.push("enum".to_string());
     }
     // Properties that one side declares and the other treats as "additional".
-    if cross_additional(a, b, &mut out) | cross_additional(b, a, &mut out) {
+    let mut crossed = false;
+    for a_first in [true, false] {
+        let a = FirstSide {
+            out: &out,
+            before: &before,
+        };
+        let properties = out.kw("properties");
+        let rewritten = if a_first {
+            cross_additional(&a, b, properties)
+        } else {
+            cross_additional(b, &a, properties)
+        };
+        if let Some(properties) = rewritten {
+            before.set(&mut out, "properties", properties);
+            crossed = true;
+        }
+    }
+    if crossed {
         combined.push("properties".to_string());
     }
-    if cross_items(a, b, &mut out) | cross_items(b, a, &mut out) {
+    let mut crossed = false;
+    for a_first in [true, false] {
+        let a = FirstSide {
+            out: &out,
+            before: &before,
+        };
+        let prefix = out.kw("prefixItems");
+        let rewritten = if a_first {
+            cross_items(&a, b, prefix)
+        } else {
+            cross_items(b, &a, prefix)
+        };
+        if let Some(prefix) = rewritten {
+            before.set(&mut out, "prefixItems", prefix);
+            crossed = true;
+        }
+    }
+    if crossed {
         combined.push("prefixItems".to_string());
     }
     Merged {
         schema: out,
         conflicts,
         combined,
-        first,
+        before,
     }
 }
 
 /// Does `map` hold `key` with a schema other than `true` (one that restricts anything)?
-pub fn restricts(map: &Map<String, Value>, key: &str) -> bool {
+pub fn restricts(map: &(impl Lookup + ?Sized), key: &str) -> bool {
     map.kw(key).is_some_and(|v| v != &TRUE)
 }
 
@@ -209,46 +282,37 @@ fn all_of(a: &Value, b: &Value) -> Value {
 
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
 /// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
-/// Returns whether `out`'s `prefixItems` changed.
-fn cross_items(
-    a: &Map<String, Value>,
-    b: &Map<String, Value>,
-    out: &mut Map<String, Value>,
-) -> bool {
+/// Returns the merged schema's new `prefixItems` (now `prefix`), if they change.
+fn cross_items(a: &impl Lookup, b: &impl Lookup, prefix: Option<&Value>) -> Option<Value> {
     let (Some(Value::Array(_)), Some(items)) = (a.kw("prefixItems"), b.kw("items")) else {
-        return false;
+        return None;
     };
     if b.has("prefixItems") || items.is_array() || items == &Value::Bool(true) {
-        return false;
+        return None;
     }
-    let Some(Value::Array(prefix)) = out.kw("prefixItems").cloned() else {
-        return false;
+    let Some(Value::Array(prefix)) = prefix else {
+        return None;
     };
-    let merged: Vec<Value> = prefix.iter().map(|p| all_of(p, items)).collect();
-    out.insert("prefixItems".to_string(), Value::Array(merged));
-    true
+    Some(Value::Array(
+        prefix.iter().map(|p| all_of(p, items)).collect(),
+    ))
 }
 
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
-/// Returns whether `out`'s `properties` were rewritten.
+/// Returns the merged schema's new `properties` (now `properties`), if they change.
 fn cross_additional(
-    a: &Map<String, Value>,
-    b: &Map<String, Value>,
-    out: &mut Map<String, Value>,
-) -> bool {
-    let Some(additional) = a.kw("additionalProperties") else {
-        return false;
-    };
+    a: &impl Lookup,
+    b: &impl Lookup,
+    properties: Option<&Value>,
+) -> Option<Value> {
+    let additional = a.kw("additionalProperties")?;
     if additional == &Value::Bool(true) || a.has("patternProperties") {
-        return false;
+        return None;
     }
     let a_props = a.kw("properties").and_then(Value::as_object);
-    let Some(b_props) = b.kw("properties").and_then(Value::as_object) else {
-        return false;
-    };
-    let mut merged_props = out
-        .kw("properties")
+    let b_props = b.kw("properties").and_then(Value::as_object)?;
+    let mut merged_props = properties
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
@@ -262,8 +326,7 @@ fn cross_additional(
             .unwrap_or_else(|| schema.clone());
         merged_props.insert(name.clone(), all_of(&current, additional));
     }
-    out.insert("properties".to_string(), Value::Object(merged_props));
-    true
+    Some(Value::Object(merged_props))
 }
 
 /// The largest number of branches distributing two `anyOf`s may produce.
@@ -344,12 +407,12 @@ fn merge_keyed(a: &Value, b: &Value, combine: fn(&Value, &Value) -> Value) -> Op
 
 /// Two `prefixItems` lists, position by position. Past the shorter list, its side's
 /// `items` (2020-12: every later item; absent: anything) meets the longer list's schemas.
-fn merge_prefix(a: &Map<String, Value>, b: &Map<String, Value>) -> Option<Value> {
+fn merge_prefix(a: &impl Lookup, b: &impl Lookup) -> Option<Value> {
     let (pa, pb) = (
         a.kw("prefixItems")?.as_array()?,
         b.kw("prefixItems")?.as_array()?,
     );
-    fn later(m: &Map<String, Value>) -> Option<&Value> {
+    fn later(m: &impl Lookup) -> Option<&Value> {
         match m.kw("items") {
             None => Some(&TRUE),
             Some(items) if !items.is_array() => Some(items),
@@ -365,14 +428,10 @@ fn merge_prefix(a: &Map<String, Value>, b: &Map<String, Value>) -> Option<Value>
     ))
 }
 
-/// `enum`/`const` on both sides: the values common to both, as one `enum`. Returns
-/// whether `out`'s `enum` was written.
-fn merge_enums(
-    a: &Map<String, Value>,
-    b: &Map<String, Value>,
-    out: &mut Map<String, Value>,
-) -> bool {
-    let values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
+/// `enum`/`const` on both sides: the values common to both, to be the merged schema's
+/// one `enum` (in place of any `const`).
+fn merge_enums(a: &impl Lookup, b: &impl Lookup) -> Option<Vec<Value>> {
+    fn values(m: &impl Lookup) -> Option<Vec<Value>> {
         let mut v: Option<Vec<Value>> = m.kw("enum").and_then(Value::as_array).cloned();
         if let Some(c) = m.kw("const") {
             v = Some(match v {
@@ -381,23 +440,23 @@ fn merge_enums(
             });
         }
         v
-    };
-    let listed = |m: &Map<String, Value>| m.has("enum") || m.has("const");
-    if !listed(a) || !listed(b) {
-        // One side at most: its `enum`/`const` is in `out` as written.
-        return false;
     }
-    let merged = match (values(a), values(b)) {
-        (Some(x), Some(y)) => x
-            .into_iter()
-            .filter(|v| y.iter().any(|w| json_equal(v, w)))
-            .collect(),
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => return false,
-    };
-    out.remove("const");
-    out.insert("enum".to_string(), Value::Array(merged));
-    true
+    fn listed(m: &impl Lookup) -> bool {
+        m.has("enum") || m.has("const")
+    }
+    if !listed(a) || !listed(b) {
+        // One side at most: its `enum`/`const` is in the merged schema as written.
+        return None;
+    }
+    match (values(a), values(b)) {
+        (Some(x), Some(y)) => Some(
+            x.into_iter()
+                .filter(|v| y.iter().any(|w| json_equal(v, w)))
+                .collect(),
+        ),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    }
 }
 
 /// JSON Schema equality: numbers compare by value (`1` equals `1.0`).
@@ -451,12 +510,12 @@ mod tests {
             &b,
         );
         assert_eq!(m.schema["minimum"], json!(5));
-        assert_eq!(m.first_side("minimum", &b), Some(&json!(1)));
-        assert_eq!(m.first_side("title", &b), Some(&json!("t")));
-        assert_eq!(m.first_side("maximum", &b), None);
+        assert_eq!(m.first_side("minimum"), Some(&json!(1)));
+        assert_eq!(m.first_side("title"), Some(&json!("t")));
+        assert_eq!(m.first_side("maximum"), None);
         // `properties` was rewritten (b's `b` is additional on the first side).
         assert_eq!(m.schema["properties"], json!({"a": {}, "b": false}));
-        assert_eq!(m.first_side("properties", &b), Some(&json!({"a": {}})));
+        assert_eq!(m.first_side("properties"), Some(&json!({"a": {}})));
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub fn of_merge(
         let token = escape_token(key);
         let origin = if merged.combined.contains(key) {
             None
-        } else if merged.first_side(key, b).is_some() {
+        } else if merged.first_side(key).is_some() {
             a_origins.get(token.as_ref()).cloned().flatten()
         } else if b.has(key) {
             Some(b_at.child(key))
@@ -78,7 +78,7 @@ pub fn of_merge(
                 let unchanged = |side: Option<&Value>| {
                     side.and_then(|m| m.kw(name)).is_some_and(|v| v == schema)
                 };
-                let member = if unchanged(merged.first_side(key, b)) {
+                let member = if unchanged(merged.first_side(key)) {
                     member_origin(a_origins, &token, name)
                 } else if unchanged(b.kw(key)) {
                     Some(b_at.grandchild(key, name))
