@@ -184,7 +184,8 @@ fn unicode_escape() -> Expr {
 const FEW_CONTROLS: u32 = 3;
 
 /// The control characters with a short escape (`\b \t \n \f \r`), by code.
-const SHORT_ESCAPES: [(u32, char); 5] = [(0x8, 'b'), (0x9, 't'), (0xA, 'n'), (0xC, 'f'), (0xD, 'r')];
+const SHORT_ESCAPES: [(u32, char); 5] =
+    [(0x8, 'b'), (0x9, 't'), (0xA, 'n'), (0xC, 'f'), (0xD, 'r')];
 
 /// The canonical spellings of the control characters in `controls` (ranges within
 /// U+0000–U+001F, normalized, not empty), sharing the escapes' prefixes: `"\\" [bt]`

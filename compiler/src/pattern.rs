@@ -1213,7 +1213,9 @@ mod tests {
     #[test]
     fn text_patterns_match_names_as_their_grammars_do() {
         let patterns = ["a", "^x-", "_id$", "^$", "^", "$", "", "^é!$", "b/c", "-"];
-        let names = ["", "a", "x-a", "ax-", "user_id", "_idx", "é!", "é!x", "b/c", "-"];
+        let names = [
+            "", "a", "x-a", "ax-", "user_id", "_idx", "é!", "é!x", "b/c", "-",
+        ];
         for pattern in patterns {
             let expr = pattern_expr(pattern).unwrap();
             let test = PatternTest::new(pattern, &expr).unwrap();

@@ -52,14 +52,22 @@ impl Before {
         self.keep(key, old);
     }
 
-    /// Removes `key` from `out` (as `remove` does), keeping its value.
-    fn remove(&mut self, out: &mut Map<String, Value>, key: &str, shift: bool) {
-        let old = if shift {
-            out.shift_remove(key)
-        } else {
-            out.swap_remove(key)
-        };
+    /// Removes `key` from `out`, keeping the order of the rest, and keeps its value.
+    fn shift_remove(&mut self, out: &mut Map<String, Value>, key: &str) {
+        let old = out.shift_remove(key);
         self.keep(key, old);
+    }
+
+    /// Removes `key` from `out`, moving the last member into its place (serde_json's
+    /// `remove`), and keeps its value.
+    fn swap_remove(&mut self, out: &mut Map<String, Value>, key: &str) {
+        let old = out.swap_remove(key);
+        self.keep(key, old);
+    }
+
+    /// The first side, with `out` the map being written.
+    fn over<'m>(&'m self, out: &'m Map<String, Value>) -> FirstSide<'m> {
+        FirstSide { out, before: self }
     }
 
     fn keep(&mut self, key: &str, old: Option<Value>) {
@@ -107,13 +115,9 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
     let mut conflicts = Vec::new();
     let mut combined = Vec::new();
     {
-        let a = FirstSide {
-            out: &out,
-            before: &before,
-        };
+        let a = before.over(&out);
         // Merging patterns with another side's keys cannot be exact.
-        if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(&a))
-        {
+        if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(&a)) {
             conflicts.push("patternProperties".to_string());
         }
         // What is "unevaluated" depends on the schemas around it: merging changes it.
@@ -124,10 +128,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
         }
     }
     for (key, vb) in b {
-        let a = FirstSide {
-            out: &out,
-            before: &before,
-        };
+        let a = before.over(&out);
         let Some(va) = a.kw(key) else {
             before.set(&mut out, key, vb.clone());
             continue;
@@ -172,7 +173,10 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
             },
             "not" => {
                 let either = Value::Array(vec![va.clone(), vb.clone()]);
-                Some(Value::Object(Map::from_iter([("anyOf".to_string(), either)])))
+                Some(Value::Object(Map::from_iter([(
+                    "anyOf".to_string(),
+                    either,
+                )])))
             }
             "uniqueItems" => Some(Value::Bool(
                 va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
@@ -201,29 +205,20 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
     if conflicts.iter().any(|c| !c.starts_with("unevaluated")) {
         for key in UNEVALUATED {
             if restricts(&out, key) {
-                before.remove(&mut out, key, true);
+                before.shift_remove(&mut out, key);
             }
         }
     }
-    let enums = merge_enums(
-        &FirstSide {
-            out: &out,
-            before: &before,
-        },
-        b,
-    );
+    let enums = merge_enums(&before.over(&out), b);
     if let Some(values) = enums {
-        before.remove(&mut out, "const", false);
+        before.swap_remove(&mut out, "const");
         before.set(&mut out, "enum", Value::Array(values));
         combined.push("enum".to_string());
     }
     // Properties that one side declares and the other treats as "additional".
     let mut crossed = false;
     for a_first in [true, false] {
-        let a = FirstSide {
-            out: &out,
-            before: &before,
-        };
+        let a = before.over(&out);
         let properties = out.kw("properties");
         let rewritten = if a_first {
             cross_additional(&a, b, properties)
@@ -240,10 +235,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
     }
     let mut crossed = false;
     for a_first in [true, false] {
-        let a = FirstSide {
-            out: &out,
-            before: &before,
-        };
+        let a = before.over(&out);
         let prefix = out.kw("prefixItems");
         let rewritten = if a_first {
             cross_items(&a, b, prefix)
@@ -301,11 +293,7 @@ fn cross_items(a: &impl Lookup, b: &impl Lookup, prefix: Option<&Value>) -> Opti
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
 /// Returns the merged schema's new `properties` (now `properties`), if they change.
-fn cross_additional(
-    a: &impl Lookup,
-    b: &impl Lookup,
-    properties: Option<&Value>,
-) -> Option<Value> {
+fn cross_additional(a: &impl Lookup, b: &impl Lookup, properties: Option<&Value>) -> Option<Value> {
     let additional = a.kw("additionalProperties")?;
     if additional == &Value::Bool(true) || a.has("patternProperties") {
         return None;
