@@ -30,6 +30,9 @@ use crate::pattern::PatternError;
 /// The deepest nesting of schemas compiled.
 pub const MAX_DEPTH: usize = 256;
 
+// `Emitter::shared` has one bit per shared block.
+const _: () = assert!(blocks::SHARED.len() <= 32);
+
 /// Turns a [`Document`] into a [`Compiled`] grammar.
 pub struct Emitter<'d, 'r, 'o> {
     doc: &'d Document<'r>,
@@ -43,7 +46,8 @@ pub struct Emitter<'d, 'r, 'o> {
     /// probed from `-2` each time.
     next_suffix: FxHashMap<CompactString, u32>,
     ref_rules: FxHashMap<Location, CompactString>,
-    shared: FxHashSet<&'static str>,
+    /// The shared building blocks emitted so far: bit `i` for `blocks::SHARED[i]`.
+    shared: u32,
     diagnostics: Vec<SchemaDiagnostic>,
     explained: FxHashSet<(String, String)>,
     explain: Vec<SchemaDiagnostic>,
@@ -72,7 +76,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             names: FxHashSet::default(),
             next_suffix: FxHashMap::default(),
             ref_rules: FxHashMap::default(),
-            shared: FxHashSet::default(),
+            shared: 0,
             diagnostics: Vec::new(),
             explained: FxHashSet::default(),
             explain: Vec::new(),
@@ -549,7 +553,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `char` (any spelling), `cchar` (canonical spelling), `number`, `integer`,
     /// `boolean`, `null`, `ws`.
     pub fn shared_rule(&mut self, name: &'static str) -> Expr {
-        if self.shared.insert(name) {
+        // A name that is no block (none is asked for) has no bit and no rule.
+        let bit = blocks::SHARED
+            .iter()
+            .position(|shared| *shared == name)
+            .map_or(0, |index| 1u32 << index);
+        if self.shared & bit == 0 {
+            self.shared |= bit;
             if let Some(block) = blocks::shared(name, self.options.whitespace) {
                 for &referred in &block.refers_to {
                     self.shared_rule(referred);
