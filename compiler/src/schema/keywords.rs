@@ -128,6 +128,7 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .iter()
         // Words whose lengths differ by more than 2 are more than 2 edits apart.
         .filter(|c| c.chars().count().abs_diff(word.len()) <= MOST)
+        .filter(|c| bag_distance(&word, c) <= MOST)
         .filter_map(|c| {
             let distance = edit_distance_within(&word, c, MOST, &mut rows)?;
             Some((distance, *c))
@@ -138,6 +139,24 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 
 /// The Levenshtein distance from `a` to `b` when it is at most `most`; `None` when it is
 /// more (the rows are scratch space, reused between calls).
+/// A lower bound of the edit distance between `a` and `b`, cheap to compute: how many
+/// more of some characters one word holds than the other (each edit changes that by at
+/// most one). Characters are counted modulo 32 (ASCII letters of one case apart), which
+/// can only lower the bound.
+fn bag_distance(a: &[char], b: &str) -> usize {
+    let mut counts = [0i32; 32];
+    for c in a {
+        counts[(u32::from(*c) % 32) as usize] += 1;
+    }
+    for c in b.chars() {
+        counts[(u32::from(c) % 32) as usize] -= 1;
+    }
+    let (more, fewer) = counts.iter().fold((0, 0), |(more, fewer), &n| {
+        (more + n.max(0), fewer + (-n).max(0))
+    });
+    more.max(fewer) as usize
+}
+
 fn edit_distance_within(
     a: &[char],
     b: &str,
@@ -181,5 +200,18 @@ mod tests {
         assert_eq!(suggest("typ", ASSERTIONS), Some("type"));
         // Three edits away: no suggestion.
         assert_eq!(suggest("tpyx", TYPES), None);
+    }
+
+    #[test]
+    fn the_bag_distance_never_exceeds_the_edit_distance() {
+        let words = ["maxLenght", "requird", "ddd", "comment", "é", "typ", "€uro", ""];
+        let mut rows = (Vec::new(), Vec::new());
+        for word in words.iter().chain(ASSERTIONS) {
+            let chars: Vec<char> = word.chars().collect();
+            for other in ASSERTIONS.iter().chain(&words) {
+                let exact = edit_distance_within(&chars, other, usize::MAX, &mut rows).unwrap();
+                assert!(bag_distance(&chars, other) <= exact, "{word} / {other}");
+            }
+        }
     }
 }
