@@ -50,7 +50,7 @@ use std::fmt::Write as _;
 
 use regex_syntax::hir::{self, Hir, HirKind, Look};
 
-use crate::gbnf::Expr;
+use crate::gbnf::{Expr, Grammar};
 use crate::json_text::{any_canonical_char, chars_expr, encode_str};
 use crate::recognize::Recognizer;
 
@@ -94,12 +94,11 @@ pub enum PatternError {
 /// JSON Schema's search semantics (unanchored unless `^` / `$` say otherwise).
 ///
 /// ```
-/// use gbnfc_compiler::gbnf::{check, is_clean, Grammar};
-/// use gbnfc_compiler::pattern::pattern_expr;
+/// use gbnfc_compiler::gbnf::{check, is_clean};
+/// use gbnfc_compiler::pattern::{pattern_expr, pattern_grammar};
 /// use gbnfc_compiler::recognize::Recognizer;
 ///
-/// let mut g = Grammar::default();
-/// g.push("root", pattern_expr(r"^\d{3}-\d{4}$").unwrap());
+/// let g = pattern_grammar(pattern_expr(r"^\d{3}-\d{4}$").unwrap());
 /// assert!(is_clean(&check(&g)));
 /// let r = Recognizer::new(&g).unwrap();
 /// assert!(r.recognize("555-1234").accepted);
@@ -173,9 +172,7 @@ impl PatternTest {
                 end,
             });
         }
-        let mut grammar = crate::gbnf::Grammar::default();
-        grammar.push("root", expr.clone());
-        Recognizer::new(&grammar).map(PatternTest::Grammar)
+        Recognizer::new(&pattern_grammar(expr.clone())).map(PatternTest::Grammar)
     }
 
     /// Does the pattern match `name`?
@@ -719,8 +716,33 @@ struct Branch<'h> {
     items: Vec<&'h Hir>,
 }
 
+/// Any run of characters at an unanchored end: a reference to the shared rule
+/// [`ANY_CHAR_RULE`] rather than its body, which every such end would repeat.
 fn any_star() -> Expr {
-    Expr::repeat(any_canonical_char(), 0, None)
+    Expr::repeat(Expr::rule(ANY_CHAR_RULE), 0, None)
+}
+
+/// The rule the expressions of [`pattern_expr`] refer to for any one character in its
+/// canonical spelling ([`any_canonical_char`]): the compiler's shared `cchar` block.
+pub const ANY_CHAR_RULE: &str = "cchar";
+
+/// Does `expr` (from [`pattern_expr`]) refer to [`ANY_CHAR_RULE`]?
+pub fn refers_to_any_char(expr: &Expr) -> bool {
+    let mut found = false;
+    expr.walk(|e| found |= matches!(e, Expr::Ref { name, .. } if name == ANY_CHAR_RULE));
+    found
+}
+
+/// A grammar whose `root` is `expr` (from [`pattern_expr`]), with [`ANY_CHAR_RULE`]
+/// defined when `expr` refers to it.
+pub fn pattern_grammar(expr: Expr) -> Grammar {
+    let any = refers_to_any_char(&expr);
+    let mut grammar = Grammar::default();
+    grammar.push("root", expr);
+    if any {
+        grammar.push(ANY_CHAR_RULE, any_canonical_char());
+    }
+    grammar
 }
 
 /// Whether `h` matches the empty text.
@@ -1220,9 +1242,7 @@ mod tests {
             let expr = pattern_expr(pattern).unwrap();
             let test = PatternTest::new(pattern, &expr).unwrap();
             assert!(matches!(test, PatternTest::Text { .. }), "{pattern}");
-            let mut grammar = crate::gbnf::Grammar::default();
-            grammar.push("root", expr);
-            let by_grammar = PatternTest::Grammar(Recognizer::new(&grammar).unwrap());
+            let by_grammar = PatternTest::Grammar(Recognizer::new(&pattern_grammar(expr)).unwrap());
             for name in names {
                 assert_eq!(
                     test.matches(name),
@@ -1381,8 +1401,7 @@ mod tests {
                 .collect();
             match pattern_expr(&pattern) {
                 Ok(e) => {
-                    let mut g = crate::gbnf::Grammar::default();
-                    g.push("root", e);
+                    let g = pattern_grammar(e);
                     let diagnostics = crate::gbnf::check(&g);
                     assert!(
                         crate::gbnf::is_clean(&diagnostics),

@@ -9,7 +9,7 @@
 
 use gbnfc_compiler::gbnf::{check, is_clean, Grammar};
 use gbnfc_compiler::json_text::encode_str;
-use gbnfc_compiler::pattern::{pattern_expr, PatternError};
+use gbnfc_compiler::pattern::{pattern_expr, pattern_grammar, PatternError};
 use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use rand::{Rng, SeedableRng};
@@ -17,8 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 fn grammar(pattern: &str) -> Grammar {
     let expr = pattern_expr(pattern).unwrap_or_else(|e| panic!("{pattern:?}: {e}"));
-    let mut g = Grammar::default();
-    g.push("root", expr);
+    let g = pattern_grammar(expr);
     let diagnostics = check(&g);
     assert!(is_clean(&diagnostics), "{pattern:?}:\n{g}\n{diagnostics:?}");
     assert!(g.rules[0].body.depth() < 1000, "{pattern:?}");

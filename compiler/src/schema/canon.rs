@@ -15,7 +15,6 @@ use serde_json::{Map, Value};
 
 use super::document::{Document, Location};
 use super::lookup::Lookup;
-use crate::gbnf::Grammar;
 use crate::json_text::{encode_str, push_encoded_str};
 use crate::recognize::Recognizer;
 
@@ -294,9 +293,8 @@ fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
             cache.clear();
         }
         let recognizer = cache.entry(pattern.to_string()).or_insert_with(|| {
-            let mut grammar = Grammar::default();
-            grammar.push("root", crate::pattern::pattern_expr(pattern).ok()?);
-            Recognizer::new(&grammar).ok()
+            let expr = crate::pattern::pattern_expr(pattern).ok()?;
+            Recognizer::new(&crate::pattern::pattern_grammar(expr)).ok()
         });
         recognizer
             .as_ref()

@@ -367,10 +367,19 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             return Ok(rule.clone());
         }
         let contents = crate::pattern::pattern_expr(pattern)?;
+        self.any_char_rule_for(&contents);
         let hint = format!("{}-pattern", self.hint(at));
         let rule = self.add_rule(&hint, contents);
         self.pattern_rules.insert(pattern.to_string(), rule.clone());
         Ok(rule)
+    }
+
+    /// Emits the shared rule a pattern's expression may refer to
+    /// ([`crate::pattern::ANY_CHAR_RULE`]), if `expr` does.
+    pub fn any_char_rule_for(&mut self, expr: &Expr) {
+        if crate::pattern::refers_to_any_char(expr) {
+            self.shared_rule(crate::pattern::ANY_CHAR_RULE);
+        }
     }
 
     /// Adds fixed-name rules (a building block such as a string format) once, and returns

@@ -204,7 +204,16 @@ mod tests {
 
     #[test]
     fn the_bag_distance_never_exceeds_the_edit_distance() {
-        let words = ["maxLenght", "requird", "ddd", "comment", "é", "typ", "€uro", ""];
+        let words = [
+            "maxLenght",
+            "requird",
+            "ddd",
+            "comment",
+            "é",
+            "typ",
+            "€uro",
+            "",
+        ];
         let mut rows = (Vec::new(), Vec::new());
         for word in words.iter().chain(ASSERTIONS) {
             let chars: Vec<char> = word.chars().collect();

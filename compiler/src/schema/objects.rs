@@ -295,13 +295,17 @@ pub fn object(
     let mut arms: Vec<Expr> = extra.into_iter().collect();
     for (key, schemas) in pattern_arms {
         match e.all_of_written(&schemas, &at.child("patternProperties")) {
-            Ok(value) => arms.push(Expr::seq([
-                Expr::literal("\""),
-                key,
-                Expr::literal("\""),
-                colon.clone(),
-                value,
-            ])),
+            Ok(value) => {
+                // The key's pattern may leave an end open: `cchar*`.
+                e.any_char_rule_for(&key);
+                arms.push(Expr::seq([
+                    Expr::literal("\""),
+                    key,
+                    Expr::literal("\""),
+                    colon.clone(),
+                    value,
+                ]));
+            }
             Err(CompileError::Unsatisfiable { .. }) => {}
             Err(err) => return Err(err),
         }
