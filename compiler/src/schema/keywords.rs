@@ -186,6 +186,7 @@ fn edit_distance_within(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
