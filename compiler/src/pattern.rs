@@ -37,8 +37,10 @@
 //! 3. **HIR → [`Expr`].** The top level is split into branches by `^`/`$`: a branch may
 //!    start with `^` and end with `$` (alternations and groups containing anchors are
 //!    distributed, so `^a|b$` and `(^|,)x` work); anchors anywhere else are unsupported,
-//!    unless they make a branch impossible (`a^b`). An unanchored end gets
-//!    `any_canonical_char()*`. Characters become [`chars_expr`] / canonical literals.
+//!    unless they make a branch impossible (`a^b`). An unanchored end gets `cchar*`, a
+//!    reference to the shared rule [`ANY_CHAR_RULE`] (any one character, canonically;
+//!    [`pattern_grammar`] defines it for a standalone grammar). Characters become
+//!    [`chars_expr`] / canonical literals.
 //!    Counted repetitions keep their counts, split into chunks so that llama.cpp's limits
 //!    (each bound ≤ 2000, generated rules × count ≤ 2000) hold; a repetition of something
 //!    that can match the empty text repeats its non-empty part instead, so no unbounded
