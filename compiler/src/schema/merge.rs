@@ -216,38 +216,10 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
         combined.push("enum".to_string());
     }
     // Properties that one side declares and the other treats as "additional".
-    let mut crossed = false;
-    for a_first in [true, false] {
-        let a = before.over(&out);
-        let properties = out.kw("properties");
-        let rewritten = if a_first {
-            cross_additional(&a, b, properties)
-        } else {
-            cross_additional(b, &a, properties)
-        };
-        if let Some(properties) = rewritten {
-            before.set(&mut out, "properties", properties);
-            crossed = true;
-        }
-    }
-    if crossed {
+    if cross_both(&mut out, &mut before, b, "properties", cross_additional) {
         combined.push("properties".to_string());
     }
-    let mut crossed = false;
-    for a_first in [true, false] {
-        let a = before.over(&out);
-        let prefix = out.kw("prefixItems");
-        let rewritten = if a_first {
-            cross_items(&a, b, prefix)
-        } else {
-            cross_items(b, &a, prefix)
-        };
-        if let Some(prefix) = rewritten {
-            before.set(&mut out, "prefixItems", prefix);
-            crossed = true;
-        }
-    }
-    if crossed {
+    if cross_both(&mut out, &mut before, b, "prefixItems", cross_items) {
         combined.push("prefixItems".to_string());
     }
     Merged {
@@ -256,6 +228,36 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
         combined,
         before,
     }
+}
+
+/// What one side's keyword `key` becomes when a keyword of the other side reaches into
+/// it: the first side, the second, and the merged schema's current value.
+type Cross = fn(&dyn Lookup, &dyn Lookup, Option<&Value>) -> Option<Value>;
+
+/// Applies `cross` with the first side first, then with `b` first, writing `key` each
+/// time it returns a value; returns whether it did.
+fn cross_both(
+    out: &mut Map<String, Value>,
+    before: &mut Before,
+    b: &Map<String, Value>,
+    key: &str,
+    cross: Cross,
+) -> bool {
+    let mut crossed = false;
+    for a_first in [true, false] {
+        let a = before.over(out);
+        let current = out.kw(key);
+        let rewritten = if a_first {
+            cross(&a, b, current)
+        } else {
+            cross(b, &a, current)
+        };
+        if let Some(value) = rewritten {
+            before.set(out, key, value);
+            crossed = true;
+        }
+    }
+    crossed
 }
 
 /// Does `map` hold `key` with a schema other than `true` (one that restricts anything)?
@@ -275,7 +277,7 @@ fn all_of(a: &Value, b: &Value) -> Value {
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
 /// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
 /// Returns the merged schema's new `prefixItems` (now `prefix`), if they change.
-fn cross_items(a: &impl Lookup, b: &impl Lookup, prefix: Option<&Value>) -> Option<Value> {
+fn cross_items(a: &dyn Lookup, b: &dyn Lookup, prefix: Option<&Value>) -> Option<Value> {
     let (Some(Value::Array(_)), Some(items)) = (a.kw("prefixItems"), b.kw("items")) else {
         return None;
     };
@@ -293,7 +295,7 @@ fn cross_items(a: &impl Lookup, b: &impl Lookup, prefix: Option<&Value>) -> Opti
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
 /// Returns the merged schema's new `properties` (now `properties`), if they change.
-fn cross_additional(a: &impl Lookup, b: &impl Lookup, properties: Option<&Value>) -> Option<Value> {
+fn cross_additional(a: &dyn Lookup, b: &dyn Lookup, properties: Option<&Value>) -> Option<Value> {
     let additional = a.kw("additionalProperties")?;
     if additional == &Value::Bool(true) || a.has("patternProperties") {
         return None;
