@@ -193,22 +193,19 @@ const SHORT_ESCAPES: [(u32, char); 5] =
 fn controls_expr(controls: &[(u32, u32)]) -> Expr {
     let mut letters = Vec::new();
     // The low hex digit of each `\u000X` and `\u001X` spelling.
-    let mut digits: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+    let mut digits: [Vec<char>; 2] = [Vec::new(), Vec::new()];
     for code in controls.iter().flat_map(|&(lo, hi)| lo..=hi) {
         match SHORT_ESCAPES.iter().find(|(c, _)| *c == code) {
             Some(&(_, letter)) => letters.push(letter),
-            None => digits[(code >> 4) as usize].push(code & 0xF),
+            None => {
+                digits[(code >> 4) as usize].push(char::from(HEX_DIGITS[(code & 0xF) as usize]))
+            }
         }
     }
     letters.sort_unstable();
     let mut arms = Vec::new();
-    match letters.as_slice() {
-        [] => {}
-        [letter] => arms.push(Expr::literal(format!("\\{letter}"))),
-        _ => arms.push(Expr::seq([
-            Expr::literal("\\"),
-            Expr::class(false, letters.iter().map(|&l| (l, l))),
-        ])),
+    if !letters.is_empty() {
+        arms.push(after("\\", &letters));
     }
     match (digits[0].is_empty(), digits[1].is_empty()) {
         (true, true) => {}
@@ -225,23 +222,12 @@ fn controls_expr(controls: &[(u32, u32)]) -> Expr {
     Expr::alt(arms)
 }
 
-/// `prefix` followed by one lowercase hex digit of any of `values` (sorted, each below
-/// 16): one literal when there is one value.
-fn after(prefix: &str, values: &[u32]) -> Expr {
-    let digit = |v: u32| char::from(HEX_DIGITS[v as usize]);
-    if let [only] = values {
-        return Expr::literal(format!("{prefix}{}", digit(*only)));
+/// `prefix` followed by one of `chars` (sorted): one literal when there is one.
+fn after(prefix: &str, chars: &[char]) -> Expr {
+    match chars {
+        [only] => Expr::literal(format!("{prefix}{only}")),
+        _ => Expr::seq([Expr::literal(prefix), Expr::one_of(chars.iter().copied())]),
     }
-    let mut ranges: Vec<(char, char)> = Vec::new();
-    for &v in values {
-        let c = digit(v);
-        match ranges.last_mut() {
-            // `9` and `a` are not neighbours: the range breaks there.
-            Some((_, hi)) if u32::from(*hi) + 1 == u32::from(c) => *hi = c,
-            _ => ranges.push((c, c)),
-        }
-    }
-    Expr::seq([Expr::literal(prefix), Expr::class(false, ranges)])
 }
 
 fn normalize(ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {

@@ -218,6 +218,32 @@ impl Expr {
         }
     }
 
+    /// One of `chars` (sorted, without repeats): a literal for a single character, else a
+    /// class in which consecutive characters form one range.
+    pub fn one_of(chars: impl IntoIterator<Item = char>) -> Expr {
+        let mut chars = chars.into_iter();
+        let mut ranges: Vec<ClassRange> = Vec::new();
+        if let Some(first) = chars.next() {
+            let Some(second) = chars.next() else {
+                return Expr::literal(&*first.encode_utf8(&mut [0; 4]));
+            };
+            ranges.push(ClassRange {
+                lo: first,
+                hi: first,
+            });
+            for c in std::iter::once(second).chain(chars) {
+                match ranges.last_mut() {
+                    Some(last) if u32::from(last.hi) + 1 == u32::from(c) => last.hi = c,
+                    _ => ranges.push(ClassRange { lo: c, hi: c }),
+                }
+            }
+        }
+        Expr::Class {
+            negated: false,
+            ranges,
+        }
+    }
+
     /// A character class matching the given characters and ranges.
     pub fn class(negated: bool, ranges: impl IntoIterator<Item = (char, char)>) -> Expr {
         Expr::Class {

@@ -1213,7 +1213,6 @@ const APPLICATORS: [&str; 7] = [
     "dependencies",
 ];
 
-/// A copy of `map` without `key` (and without copying what `key` holds).
 /// `map` without `key`, to be merged with other schemas and compiled again at the same
 /// place. `$defs` and `definitions` are left out too: they constrain nothing, references
 /// reach them through the document, and they were explained where they were written.

@@ -171,13 +171,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
                 }
                 _ => None,
             },
-            "not" => {
-                let either = Value::Array(vec![va.clone(), vb.clone()]);
-                Some(Value::Object(Map::from_iter([(
-                    "anyOf".to_string(),
-                    either,
-                )])))
-            }
+            "not" => Some(pair_under("anyOf", va, vb)),
             "uniqueItems" => Some(Value::Bool(
                 va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
             )),
@@ -270,8 +264,14 @@ fn all_of(a: &Value, b: &Value) -> Value {
     match (a, b) {
         (Value::Bool(true), other) | (other, Value::Bool(true)) => other.clone(),
         (Value::Bool(false), _) | (_, Value::Bool(false)) => Value::Bool(false),
-        _ => serde_json::json!({"allOf": [a, b]}),
+        _ => pair_under("allOf", a, b),
     }
+}
+
+/// `{keyword: [a, b]}`.
+fn pair_under(keyword: &str, a: &Value, b: &Value) -> Value {
+    let pair = Value::Array(vec![a.clone(), b.clone()]);
+    Value::Object(Map::from_iter([(keyword.to_string(), pair)]))
 }
 
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional

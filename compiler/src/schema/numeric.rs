@@ -1274,23 +1274,7 @@ fn too_many_states() -> NumericError {
 
 /// A class (or literal) for a sorted set of ASCII symbols.
 fn symbol_set(symbols: impl IntoIterator<Item = u8>) -> Expr {
-    // At most one range per symbol.
-    let mut ranges = [('\0', '\0'); SYMBOLS.len()];
-    let mut count = 0;
-    for s in symbols {
-        let c = char::from(s);
-        match ranges[..count].last_mut() {
-            Some((_, hi)) if u32::from(*hi) + 1 == u32::from(c) => *hi = c,
-            _ => {
-                ranges[count] = (c, c);
-                count += 1;
-            }
-        }
-    }
-    match &ranges[..count] {
-        [(lo, hi)] if lo == hi => Expr::literal(&*lo.encode_utf8(&mut [0; 4])),
-        used => Expr::class(false, used.iter().copied()),
-    }
+    Expr::one_of(symbols.into_iter().map(char::from))
 }
 
 // ---------------------------------------------------------------------------------------
