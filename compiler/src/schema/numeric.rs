@@ -19,8 +19,6 @@
 //! by digit).
 
 use std::cmp::Ordering;
-use std::collections::VecDeque;
-use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -985,6 +983,9 @@ enum State {
 /// Input symbols: `-` then the digits.
 const SYMBOLS: [u8; 11] = *b"-0123456789";
 
+/// [`SYMBOLS`] as text.
+const SYMBOL_TEXT: &str = "-0123456789";
+
 /// One state's transitions, by symbol: the next state's number, or [`NO_STATE`].
 type Row = [u32; SYMBOLS.len()];
 
@@ -1110,138 +1111,71 @@ impl Machine {
     }
 
     fn rules(&self, prefix: &str) -> Result<RuleSet> {
-        // Explore the reachable states; `trans[s][j]` is the state symbol `j` leads to
-        // from `s`, or `NO_STATE`.
-        let mut index: HashMap<State, u32> = HashMap::default();
-        let mut states = vec![State::Start];
-        let mut trans: Vec<Row> = Vec::new();
-        index.insert(State::Start, 0);
-        let mut next = 0;
-        while next < states.len() {
-            let state = states[next];
-            let mut row = [NO_STATE; SYMBOLS.len()];
-            for (j, &symbol) in SYMBOLS.iter().enumerate() {
-                if let Some(target) = self.step(state, symbol) {
-                    let id = match index.get(&target) {
-                        Some(&id) => id,
-                        None => {
-                            if states.len() >= MAX_EXPLORED {
-                                return Err(too_many_states());
-                            }
-                            let id = states.len() as u32;
-                            states.push(target);
-                            index.insert(target, id);
-                            id
-                        }
-                    };
-                    row[j] = id;
-                }
-            }
-            trans.push(row);
-            next += 1;
-        }
-        let targets = |s: usize| {
-            trans[s]
-                .iter()
-                .enumerate()
-                .filter(|(_, &t)| t != NO_STATE)
-                .map(|(j, &t)| (j, t as usize))
-        };
+        let (states, trans) = self.explore()?;
         let accepting: Vec<bool> = states.iter().map(|&s| self.accepts(s)).collect();
-        let n = states.len();
-
-        // Keep the states from which some text is accepted.
-        let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for from in 0..n {
-            for (_, to) in targets(from) {
-                reverse[to].push(from);
-            }
-        }
-        let mut live = accepting.clone();
-        let mut queue: VecDeque<usize> = (0..n).filter(|&i| accepting[i]).collect();
-        while let Some(s) = queue.pop_front() {
-            for &from in &reverse[s] {
-                if !live[from] {
-                    live[from] = true;
-                    queue.push_back(from);
-                }
-            }
-        }
-        if !live[0] {
+        let trans = only_live(trans, &accepting);
+        if !accepting[0] && trans[0].iter().all(|&t| t == NO_STATE) {
             return Err(NumericError::Empty);
         }
+        let (class, count) = minimize(&trans, &accepting);
 
-        // Moore's partition refinement over the live states.
-        let mut class: Vec<u32> = accepting.iter().map(|&a| u32::from(a)).collect();
-        let mut count = 0;
-        let mut ids: HashMap<(u32, Row), u32> = HashMap::default();
-        let mut refined = vec![NO_STATE; n];
-        loop {
-            ids.clear();
-            refined.fill(NO_STATE);
-            for s in (0..n).filter(|&s| live[s]) {
-                let mut signature = [NO_STATE; SYMBOLS.len()];
-                for (j, t) in targets(s).filter(|&(_, t)| live[t]) {
-                    signature[j] = class[t];
+        // Number the classes in breadth-first order from the start; each class is
+        // written from the first of its states reached.
+        let mut number = vec![NO_STATE; count];
+        let mut representative: Vec<usize> = Vec::with_capacity(count);
+        number[class[0] as usize] = 0;
+        representative.push(0);
+        let mut next = 0;
+        while let Some(&s) = representative.get(next) {
+            next += 1;
+            for &t in trans[s].iter().filter(|&&t| t != NO_STATE) {
+                let c = class[t as usize] as usize;
+                if number[c] == NO_STATE {
+                    number[c] = representative.len() as u32;
+                    representative.push(t as usize);
                 }
-                let fresh = ids.len() as u32;
-                refined[s] = *ids.entry((class[s], signature)).or_insert(fresh);
             }
-            let new_count = ids.len();
-            std::mem::swap(&mut class, &mut refined);
-            if new_count == count {
-                break;
-            }
-            count = new_count;
         }
-        if count > MAX_RULES {
+        if representative.len() > MAX_RULES {
             return Err(too_many_rules());
         }
-
-        // Number the classes in breadth-first order from the start.
-        let mut order: Vec<u32> = Vec::new();
-        let mut number: HashMap<u32, usize> = HashMap::default();
-        let mut representative: Vec<usize> = Vec::new();
-        let mut queue = VecDeque::from([0usize]);
-        number.insert(class[0], 0);
-        order.push(class[0]);
-        representative.push(0);
-        while let Some(s) = queue.pop_front() {
-            for (_, t) in targets(s).filter(|&(_, t)| live[t]) {
-                if let std::collections::hash_map::Entry::Vacant(e) = number.entry(class[t]) {
-                    e.insert(order.len());
-                    order.push(class[t]);
-                    representative.push(t);
-                    queue.push_back(t);
-                }
-            }
-        }
-        let names: Vec<CompactString> = (0..order.len())
+        let names: Vec<CompactString> = (0..representative.len())
             .map(|i| {
-                let mut name = CompactString::from(prefix);
-                // Writing into a CompactString cannot fail.
-                let _ = write!(name, "-{i}");
+                let mut digits = [0u8; 20];
+                let digits = decimal(i, &mut digits);
+                let mut name = CompactString::with_capacity(prefix.len() + 1 + digits.len());
+                name.push_str(prefix);
+                name.push_str("-");
+                name.push_str(digits);
                 name
             })
             .collect();
-        let mut targeted = vec![false; order.len()];
+        let mut targeted = vec![false; representative.len()];
         let mut bodies = Vec::with_capacity(representative.len());
         for &s in &representative {
-            let mut arms = Vec::new();
+            let mut arms = Vec::with_capacity(SYMBOLS.len() + 1);
             if accepting[s] {
                 arms.push(Expr::empty());
             }
-            // (target class, symbol), symbols in `SYMBOLS` order within a target.
-            let mut moves: Vec<(usize, u8)> = targets(s)
-                .filter(|&(_, t)| live[t])
-                .filter_map(|(j, t)| number.get(&class[t]).map(|&target| (target, SYMBOLS[j])))
-                .collect();
-            moves.sort_by_key(|&(target, _)| target);
-            for group in moves.chunk_by(|x, y| x.0 == y.0) {
-                let target = group[0].0;
+            // Per target (by number): the symbols leading there, a bit each.
+            let mut moves: Vec<(u32, u16)> = Vec::with_capacity(SYMBOLS.len());
+            for (j, &t) in trans[s].iter().enumerate() {
+                if t == NO_STATE {
+                    continue;
+                }
+                let target = number[class[t as usize] as usize];
+                match moves.iter_mut().find(|(to, _)| *to == target) {
+                    Some((_, symbols)) => *symbols |= 1 << j,
+                    None => moves.push((target, 1 << j)),
+                }
+            }
+            moves.sort_unstable_by_key(|&(target, _)| target);
+            for (target, symbols) in moves {
+                let target = target as usize;
                 targeted[target] = true;
-                arms.push(Expr::seq([
-                    symbol_set(group.iter().map(|&(_, symbol)| symbol)),
+                // A class or literal, then a rule: already a sequence in normal form.
+                arms.push(Expr::Seq(vec![
+                    symbols_of(symbols),
                     Expr::rule(names[target].clone()),
                 ]));
             }
@@ -1258,6 +1192,104 @@ impl Machine {
         }
         Ok(RuleSet { root, rules })
     }
+
+    /// The states reachable from the start, in breadth-first order, and each one's
+    /// transitions (`trans[s][j]`: the state symbol `j` leads to from `s`, or
+    /// [`NO_STATE`]).
+    fn explore(&self) -> Result<(Vec<State>, Vec<Row>)> {
+        let mut index: HashMap<State, u32> = HashMap::default();
+        let mut states = vec![State::Start];
+        let mut trans: Vec<Row> = Vec::new();
+        index.insert(State::Start, 0);
+        while let Some(&state) = states.get(trans.len()) {
+            let mut row = [NO_STATE; SYMBOLS.len()];
+            for (j, &symbol) in SYMBOLS.iter().enumerate() {
+                let Some(target) = self.step(state, symbol) else {
+                    continue;
+                };
+                row[j] = match index.get(&target) {
+                    Some(&id) => id,
+                    None => {
+                        if states.len() >= MAX_EXPLORED {
+                            return Err(too_many_states());
+                        }
+                        let id = states.len() as u32;
+                        states.push(target);
+                        index.insert(target, id);
+                        id
+                    }
+                };
+            }
+            trans.push(row);
+        }
+        Ok((states, trans))
+    }
+}
+
+/// `trans` without the transitions into states from which nothing is accepted.
+fn only_live(mut trans: Vec<Row>, accepting: &[bool]) -> Vec<Row> {
+    let n = trans.len();
+    // Each state's predecessors, laid out one state after another.
+    let mut start = vec![0usize; n + 1];
+    for &t in trans.iter().flatten().filter(|&&t| t != NO_STATE) {
+        start[t as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut from = vec![0u32; start[n]];
+    for (s, row) in trans.iter().enumerate() {
+        for &t in row.iter().filter(|&&t| t != NO_STATE) {
+            from[fill[t as usize]] = s as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    let mut live = accepting.to_vec();
+    let mut stack: Vec<usize> = (0..n).filter(|&s| accepting[s]).collect();
+    while let Some(s) = stack.pop() {
+        for &f in &from[start[s]..start[s + 1]] {
+            if !live[f as usize] {
+                live[f as usize] = true;
+                stack.push(f as usize);
+            }
+        }
+    }
+    for t in trans.iter_mut().flatten() {
+        if *t != NO_STATE && !live[*t as usize] {
+            *t = NO_STATE;
+        }
+    }
+    trans
+}
+
+/// Moore's partition refinement: each state's class of equivalent states (states from
+/// which the same texts are accepted), and how many classes there are.
+fn minimize(trans: &[Row], accepting: &[bool]) -> (Vec<u32>, usize) {
+    let n = trans.len();
+    let mut class: Vec<u32> = accepting.iter().map(|&a| u32::from(a)).collect();
+    let mut refined = vec![NO_STATE; n];
+    let mut ids: HashMap<(u32, Row), u32> = HashMap::default();
+    ids.reserve(n);
+    let mut count = 0;
+    loop {
+        ids.clear();
+        for s in 0..n {
+            let mut signature = trans[s];
+            for t in &mut signature {
+                if *t != NO_STATE {
+                    *t = class[*t as usize];
+                }
+            }
+            let fresh = ids.len() as u32;
+            refined[s] = *ids.entry((class[s], signature)).or_insert(fresh);
+        }
+        std::mem::swap(&mut class, &mut refined);
+        if ids.len() == count {
+            return (class, count);
+        }
+        count = ids.len();
+    }
 }
 
 fn too_many_rules() -> NumericError {
@@ -1272,9 +1304,45 @@ fn too_many_states() -> NumericError {
     ))
 }
 
-/// A class (or literal) for a sorted set of ASCII symbols.
-fn symbol_set(symbols: impl IntoIterator<Item = u8>) -> Expr {
-    Expr::one_of(symbols.into_iter().map(char::from))
+/// A class (or literal) for the [`SYMBOLS`] whose bits `mask` sets.
+fn symbols_of(mask: u16) -> Expr {
+    if mask.count_ones() == 1 {
+        let at = mask.trailing_zeros() as usize;
+        return Expr::literal(&SYMBOL_TEXT[at..=at]);
+    }
+    // Runs of set bits, each a range; `-` (bit 0) is a range of its own, as it is not
+    // next to `0` in ASCII.
+    let mut ranges = Vec::new();
+    if mask & 1 != 0 {
+        ranges.push(('-', '-'));
+    }
+    let mut rest = mask & !1;
+    while rest != 0 {
+        let first = rest.trailing_zeros();
+        let run = (rest >> first).trailing_ones();
+        ranges.push((
+            char::from(SYMBOLS[first as usize]),
+            char::from(SYMBOLS[(first + run - 1) as usize]),
+        ));
+        rest &= !(((1u32 << run) - 1) << first) as u16;
+    }
+    Expr::class(false, ranges)
+}
+
+/// `n` in decimal, written at the end of `buffer`.
+fn decimal(n: usize, buffer: &mut [u8; 20]) -> &str {
+    let mut at = buffer.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buffer[at..]).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------
