@@ -652,7 +652,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 Some(target_map) => {
                     let rest_origins = provenance::written_at(&rest, at);
                     let (merged, origins) =
-                        self.merge_at(rest, &rest_origins, &target_map, &target, at, "$ref")?;
+                        self.merge_at(rest, rest_origins, &target_map, &target, at, "$ref")?;
                     self.inlining.push(target);
                     let result = self.merged_schema(&merged, origins, at, at.child("$ref"));
                     self.inlining.pop();
@@ -690,7 +690,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
                 };
                 (merged, origins) =
-                    self.merge_at(merged, &origins, &item_map, &written, at, "allOf")?;
+                    self.merge_at(merged, origins, &item_map, &written, at, "allOf")?;
             }
             // While the merged schema compiles, the targets inlined into it must not be
             // inlined again (a reference back to them stays a reference).
@@ -782,7 +782,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     fn merge_at(
         &mut self,
         a: Map<String, Value>,
-        a_origins: &Origins,
+        a_origins: Origins,
         b: &Map<String, Value>,
         b_at: &Location,
         at: &Location,
@@ -946,8 +946,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     Value::Object(m) => self.absolutize(m, &branch_at)?,
                     _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
                 };
-                let (merged, origins) =
-                    self.merge_at(base.clone(), &base_origins, &branch_map, &written, at, key)?;
+                let (merged, origins) = self.merge_at(
+                    base.clone(),
+                    base_origins.clone(),
+                    &branch_map,
+                    &written,
+                    at,
+                    key,
+                )?;
                 let result = self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
                 if one_of {
                     merged_branches.push(Cow::Owned(merged));

@@ -52,20 +52,31 @@ pub fn members_written_at<'l>(places: impl IntoIterator<Item = &'l Location>) ->
 /// name's schema may still come from one side, and is traced by name.
 const KEYED: [&str; 3] = ["properties", "patternProperties", "dependentSchemas"];
 
-/// The origins of a merge of a schema (with `a_origins`) and `b` (written at `b_at`).
+/// The origins of a merge of a schema (with `a_origins`, which the result takes over)
+/// and `b` (written at `b_at`).
 pub fn of_merge(
     merged: &Merged,
-    a_origins: &Origins,
+    mut a_origins: Origins,
     b: &Map<String, Value>,
     b_at: &Location,
 ) -> Origins {
     let mut origins = Origins::default();
+    origins.reserve(merged.schema.len());
     for (key, value) in &merged.schema {
         let token = escape_token(key);
         let origin = if merged.combined.contains(key) {
             None
         } else if merged.first_side(key).is_some() {
-            a_origins.get(token.as_ref()).cloned().flatten()
+            // Kept from the first side: a place it was written moves over as it is
+            // (each key comes once). A keyword the first side made up from several
+            // places has its members traced again below.
+            match a_origins.remove_entry(token.as_ref()) {
+                Some((token, Some(origin))) => {
+                    origins.insert(token, Some(origin));
+                    continue;
+                }
+                _ => None,
+            }
         } else if b.has(key) {
             Some(b_at.child(key))
         } else {
@@ -79,7 +90,7 @@ pub fn of_merge(
                     side.and_then(|m| m.kw(name)).is_some_and(|v| v == schema)
                 };
                 let member = if unchanged(merged.first_side(key)) {
-                    member_origin(a_origins, &token, name)
+                    member_origin(&a_origins, &token, name)
                 } else if unchanged(b.kw(key)) {
                     Some(b_at.grandchild(key, name))
                 } else {
@@ -169,7 +180,7 @@ mod tests {
     /// The site of `{"allOf": [a, b]}` at the root, merged.
     fn root_all_of(a: &Map<String, Value>, b: &Map<String, Value>) -> [MergeSite; 1] {
         let merged = merge(a, b);
-        let origins = of_merge(&merged, &written_at(a, &at("/allOf/0")), b, &at("/allOf/1"));
+        let origins = of_merge(&merged, written_at(a, &at("/allOf/0")), b, &at("/allOf/1"));
         [MergeSite {
             at: at(""),
             origins,
@@ -218,6 +229,36 @@ mod tests {
         assert_eq!(
             original(&sites, &at("/properties/both/minimum")),
             at("/allOf")
+        );
+    }
+
+    #[test]
+    fn properties_merged_earlier_stay_traced_through_a_later_merge() {
+        // {"allOf": [a, b, c]}: `properties` is made up from a and b, then merged with c,
+        // which leaves it alone; each property still leads to the member declaring it.
+        let a = object(json!({"properties": {"x": {"type": "integer"}}}));
+        let b = object(json!({"properties": {"y": {"type": "string"}}}));
+        let c = object(json!({"minProperties": 1}));
+        let first = merge(&a, &b);
+        let origins = of_merge(&first, written_at(&a, &at("/allOf/0")), &b, &at("/allOf/1"));
+        let second = merge(&first.schema, &c);
+        let origins = of_merge(&second, origins, &c, &at("/allOf/2"));
+        let sites = [MergeSite {
+            at: at(""),
+            origins,
+            combined_at: at("/allOf"),
+        }];
+        assert_eq!(
+            original(&sites, &at("/properties/x/type")),
+            at("/allOf/0/properties/x/type")
+        );
+        assert_eq!(
+            original(&sites, &at("/properties/y/type")),
+            at("/allOf/1/properties/y/type")
+        );
+        assert_eq!(
+            original(&sites, &at("/minProperties")),
+            at("/allOf/2/minProperties")
         );
     }
 
