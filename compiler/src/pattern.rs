@@ -49,6 +49,7 @@
 //! Lazy and greedy quantifiers accept the same strings, so laziness is ignored.
 
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use regex_syntax::hir::{self, Hir, HirKind, Look};
 
@@ -108,7 +109,21 @@ pub enum PatternError {
 /// ```
 pub fn pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
     let translated = to_regex_syntax(pattern)?;
-    let hir = regex_syntax::ParserBuilder::new()
+    let hir = parser().parse(&translated).map_err(syntax_error)?;
+    let expr = search_expr(&hir)?;
+    if expr.depth() > MAX_DEPTH {
+        return Err(PatternError::Unsupported(format!(
+            "the pattern nests too deeply (expression depth above {MAX_DEPTH})"
+        )));
+    }
+    guard_size(&expr)?;
+    Ok(expr)
+}
+
+/// regex-syntax's parser as the translation needs it: Unicode mode, every flag off.
+#[inline]
+fn parser() -> regex_syntax::Parser {
+    regex_syntax::ParserBuilder::new()
         .unicode(true)
         .utf8(true)
         .case_insensitive(false)
@@ -119,16 +134,6 @@ pub fn pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
         .octal(false)
         .nest_limit(NEST_LIMIT)
         .build()
-        .parse(&translated)
-        .map_err(syntax_error)?;
-    let expr = search_expr(&hir)?;
-    if expr.depth() > MAX_DEPTH {
-        return Err(PatternError::Unsupported(format!(
-            "the pattern nests too deeply (expression depth above {MAX_DEPTH})"
-        )));
-    }
-    guard_size(&expr)?;
-    Ok(expr)
 }
 
 /// A test of whole strings (property names, say) against a pattern, with search
@@ -963,7 +968,42 @@ fn alternatives(arms: Vec<Expr>) -> Option<Expr> {
 }
 
 fn class_expr(class: &hir::Class) -> Result<Option<Expr>, PatternError> {
-    let ranges: Vec<(u32, u32)> = match class {
+    let ranges = class_ranges(class)?;
+    if let Some(known) = known_class_expr(&ranges) {
+        return Ok(Some(known));
+    }
+    Ok(chars_expr(&ranges))
+}
+
+/// The expression of a class the translation writes for ECMA's `.`, `\D`, `\W`, `\s`
+/// or `\S` when `ranges` is exactly its set: these are large sets, slow to spell out, so
+/// each is spelled once per process and copied.
+fn known_class_expr(ranges: &[(u32, u32)]) -> Option<Expr> {
+    /// A set of characters (ranges of scalar values) and its expression.
+    type Spelled = (Vec<(u32, u32)>, Expr);
+    static KNOWN: LazyLock<Vec<Spelled>> = LazyLock::new(|| {
+        [DOT, NOT_DIGIT, NOT_WORD, SPACE, NOT_SPACE]
+            .iter()
+            .filter_map(|class| {
+                let hir = parser().parse(class).ok()?;
+                let HirKind::Class(class) = hir.kind() else {
+                    return None;
+                };
+                let ranges = class_ranges(class).ok()?;
+                let expr = chars_expr(&ranges)?;
+                Some((ranges, expr))
+            })
+            .collect()
+    });
+    KNOWN
+        .iter()
+        .find(|(known, _)| known.as_slice() == ranges)
+        .map(|(_, expr)| expr.clone())
+}
+
+/// A class's ranges of scalar values.
+fn class_ranges(class: &hir::Class) -> Result<Vec<(u32, u32)>, PatternError> {
+    Ok(match class {
         hir::Class::Unicode(c) => c
             .ranges()
             .iter()
@@ -978,8 +1018,7 @@ fn class_expr(class: &hir::Class) -> Result<Option<Expr>, PatternError> {
                 .map(|r| (u32::from(r.start()), u32::from(r.end())))
                 .collect()
         }
-    };
-    Ok(chars_expr(&ranges))
+    })
 }
 
 /// `L(h)` without the empty string; `None` when that is empty.
@@ -1232,6 +1271,22 @@ mod tests {
         for (ecma, expected) in cases {
             assert_eq!(to_regex_syntax(ecma).unwrap(), expected, "{ecma}");
         }
+    }
+
+    #[test]
+    fn known_classes_are_spelled_as_chars_expr_spells_them() {
+        // `.`, `\D`, `\W`, `\s`, `\S`: each found, and a copy of what chars_expr builds.
+        for pattern in [".", r"\D", r"\W", r"\s", r"\S"] {
+            let hir = parser().parse(&to_regex_syntax(pattern).unwrap()).unwrap();
+            let HirKind::Class(class) = hir.kind() else {
+                panic!("{pattern} is no class");
+            };
+            let ranges = class_ranges(class).unwrap();
+            assert_eq!(known_class_expr(&ranges), chars_expr(&ranges), "{pattern}");
+            assert!(known_class_expr(&ranges).is_some(), "{pattern}");
+        }
+        // Other classes are spelled afresh.
+        assert_eq!(known_class_expr(&[(0x61, 0x7A)]), None);
     }
 
     #[test]
