@@ -160,7 +160,8 @@ impl<'g> Scan<'g> {
             repeats: Vec::with_capacity(n * 2),
             ..Scan::default()
         };
-        let mut stack = Vec::new();
+        // Scratch space for the walks: room for a few levels of nesting up front.
+        let mut stack = Vec::with_capacity(32);
         SCANNED.with_borrow_mut(|scanned| {
             for (index, rule) in grammar.rules.iter().enumerate() {
                 match &rule.body {
@@ -292,7 +293,7 @@ fn reference_edges<'t>(
     settled: &[Option<settled::Facts>],
     targets_of: impl Fn(usize) -> &'t [Option<usize>],
 ) -> Graph {
-    let mut edges = Graph::with_capacity(settled.len(), 0);
+    let mut edges = Graph::with_capacity(settled.len(), settled.len() * 2);
     for (index, facts) in settled.iter().enumerate() {
         if defined.is_first(index) && facts.is_none() {
             for &target in targets_of(index).iter().flatten() {
@@ -398,7 +399,8 @@ fn references<'t>(
     };
     let mut reached = vec![false; grammar.rules.len()];
     reached[root] = true;
-    let mut queue = vec![root];
+    let mut queue = Vec::with_capacity(grammar.rules.len());
+    queue.push(root);
     while let Some(index) = queue.pop() {
         // Only first definitions are queued: references name those.
         for &target in targets_of(index).iter().flatten() {

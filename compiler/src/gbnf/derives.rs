@@ -382,8 +382,8 @@ pub fn strongly_connected(edges: &Graph) -> Components {
     // whether it is on the stack.
     const UNSEEN: u32 = u32::MAX;
     let mut nodes: Vec<(u32, u32, bool)> = vec![(UNSEEN, 0, false); n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut work: Vec<(usize, usize)> = Vec::new();
+    let mut stack: Vec<usize> = Vec::with_capacity(n);
+    let mut work: Vec<(usize, usize)> = Vec::with_capacity(n);
     let mut components = Components {
         members: Vec::with_capacity(n),
         ends: Vec::with_capacity(n),
