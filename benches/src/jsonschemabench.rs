@@ -172,7 +172,7 @@ pub fn gbnfc_with(schema_json: &str, options: &Options<'_>) -> Result<String, Gb
     }
 }
 
-/// The work of the self-check inside [`compile`] (it runs [`gbnf::check`] on the grammar
+/// The work of the self-check inside [`compile`] (it runs [`gbnf::check()`] on the grammar
 /// it built), replayed on a parsed grammar. Timing it estimates how much of gbnfc's time
 /// that check takes.
 pub fn self_check_work(grammar: &gbnf::Grammar) -> usize {

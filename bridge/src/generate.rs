@@ -8,7 +8,7 @@
 //! is cheap; masking the vocabulary is not, and most tokens a model picks inside a good
 //! grammar pass. The grammar sampler accepts each token exactly once.
 //!
-//! Nothing here can abort or hang the process: a grammar must pass [`gbnf::check`] before
+//! Nothing here can abort or hang the process: a grammar must pass [`gbnf::check()`] before
 //! llama.cpp sees it; llama.cpp's parse stacks are followed here first
 //! ([`gbnf::llama_stacks`]), and a token that would make them explode ends the run with
 //! [`BridgeError::GrammarTooAmbiguous`] before llama.cpp does that work;
@@ -194,7 +194,7 @@ pub struct Generation {
     pub stats: Stats,
 }
 
-/// The GBNF text of `grammar` once it has passed [`gbnf::check`].
+/// The GBNF text of `grammar` once it has passed [`gbnf::check()`].
 ///
 /// # Errors
 /// [`BridgeError::GrammarCheck`] listing every error `check` found (or a tree nested

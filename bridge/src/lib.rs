@@ -2,7 +2,7 @@
 //!
 //! This crate is the only place gbnfc touches llama.cpp. It finds and loads models
 //! ([`model_path`], [`gguf`], [`engine`]), builds prompts with the model's chat template
-//! ([`chat`]), runs grammar-constrained generation ([`generate`], with [`closeout`]
+//! ([`chat`]), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
 //! keeping small models within their token budget), and turns schemas into validated
 //! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]). It also
 //! asks llama.cpp itself whether it accepts a grammar ([`vocab::Vocab::llama_accepts`]),

@@ -2,7 +2,7 @@
 //! result out — `gbnfc run`.
 //!
 //! The schema is compiled to a grammar ([`gbnfc_compiler::schema::compile`]), the model
-//! generates under it ([`crate::generate`]), the text is parsed and validated with the
+//! generates under it ([`crate::generate()`]), the text is parsed and validated with the
 //! `jsonschema` crate ([`crate::validate`]). A result that fails — possible only for
 //! keywords the grammar enforces by validation only, or when the token budget cut the
 //! output — is retried up to [`StructuredOptions::retries`] times with the errors

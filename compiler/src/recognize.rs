@@ -70,7 +70,7 @@ impl EarleySet {
 }
 
 impl Recognizer {
-    /// Prepares `grammar` (which should pass [`crate::gbnf::check`]).
+    /// Prepares `grammar` (which should pass [`crate::gbnf::check()`]).
     ///
     /// # Errors
     /// No `root` rule, or a grammar too large to lower.

@@ -1,5 +1,5 @@
-//! GBNF, exactly as llama.cpp reads it: the tree ([`ast`]), the parser ([`parse`]), the
-//! printer (`Display` on [`Grammar`]), the lints ([`check`]) and the flat form the
+//! GBNF, exactly as llama.cpp reads it: the tree ([`ast`]), the parser ([`parse()`]), the
+//! printer (`Display` on [`Grammar`]), the lints ([`check()`]) and the flat form the
 //! recognizer and sampler work on ([`flat`]).
 
 #[cfg(feature = "arbitrary")]

@@ -2,7 +2,7 @@
 //!
 //! A rule whose every alternative needs itself (`loop ::= "{" loop "}"`), an undefined
 //! rule, or an impossible class derives no text. llama.cpp cannot finish inside such a
-//! rule, and [`super::check`] reports it; but where it sits behind an alternative or an
+//! rule, and [`super::check()`] reports it; but where it sits behind an alternative or an
 //! optional part, the grammar as a whole is fine without it. [`prune`] drops those parts:
 //! arms that derive nothing, optional repetitions of them, the rules themselves, and then
 //! every rule `root` no longer reaches. The language is the same; only dead ends go.

@@ -1,5 +1,5 @@
 //! What earlier clean checks found about rules whose bodies live for the whole process
-//! (the building blocks every compiled schema borrows), so that [`super::check`] need not
+//! (the building blocks every compiled schema borrows), so that [`super::check()`] need not
 //! derive it again for every grammar.
 //!
 //! A body's facts (whether it derives some text, whether it derives the empty text, and

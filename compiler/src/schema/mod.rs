@@ -153,7 +153,7 @@ impl fmt::Display for SchemaDiagnostic {
 /// A compiled schema.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    /// The grammar; it passes [`crate::gbnf::check`].
+    /// The grammar; it passes [`crate::gbnf::check()`].
     pub grammar: Grammar,
     /// Every keyword that is not simply enforced: validation-only, restricted, unknown.
     /// (With [`Options::explain`], [`Compiled::explain`] lists every keyword.)

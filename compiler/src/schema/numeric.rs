@@ -13,7 +13,7 @@
 //!   divisible by `k`, as a small set of right-linear rules (a minimized automaton),
 //!   optionally intersected with bounds.
 //!
-//! Every expression built here passes [`crate::gbnf::check`] when used as `root`: only
+//! Every expression built here passes [`crate::gbnf::check()`] when used as `root`: only
 //! single characters are repeated, repetition bounds are split into chunks of at most
 //! 2000, and trees stay shallow (long digit strings are split in halves, not nested digit
 //! by digit).

@@ -705,11 +705,12 @@ fn evaluated_by_validation(map: &Map<String, Value>) -> bool {
             .is_some_and(|d| d.values().any(Value::is_object))
 }
 
-/// The prefix of [`other_start`]'s rule names, which no other rule name may take.
+/// The prefix of the "any other first character" rule names (`other_start`), which no
+/// other rule name may take.
 pub const OTHER_START_PREFIX: &str = "kx-";
 
-/// The prefix of [`other_start`]'s rule names that also match the empty text, which no
-/// other rule name may take.
+/// The prefix of the "any other first character" rule names (`other_start`) that also
+/// match the empty text, which no other rule name may take.
 pub const OR_STOP_PREFIX: &str = "ko-";
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //!
 //! The per-tool grammars are merged into one (`combine.rs`): rule names come from the
 //! sanitised tool names ([`names`]), building blocks shared by several tools appear once,
-//! and the result passes [`crate::gbnf::check`] — it is checked here, before anyone sees
+//! and the result passes [`crate::gbnf::check()`] — it is checked here, before anyone sees
 //! it. Schema diagnostics come back with pointers into the input and the tool's name.
 //! [`parse_tool_calls`] reads calls back from text.
 //!
