@@ -43,6 +43,10 @@ pub fn number_text(n: &serde_json::Number) -> String {
     }
     match n.as_f64() {
         Some(0.0) => "0".to_string(),
+        // Below 2^53 an integral float is exactly an i64, whose text is cheaper to write.
+        Some(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+            (f as i64).to_string()
+        }
         Some(f) if f.is_finite() && f.fract() == 0.0 => format!("{f:.0}"),
         _ => n.to_string(),
     }
@@ -572,6 +576,25 @@ mod tests {
     use crate::recognize::Recognizer;
     use crate::schema::document::Document;
     use crate::schema::{compile, Options};
+
+    #[test]
+    fn integral_floats_are_written_as_integers_at_every_size() {
+        let cases = [
+            (1.0, "1"),
+            (-3.0, "-3"),
+            (-0.0, "0"),
+            (1e15, "1000000000000000"),
+            (9_007_199_254_740_991.0, "9007199254740991"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (-9_007_199_254_740_994.0, "-9007199254740994"),
+            (1e21, "1000000000000000000000"),
+            (2.5, "2.5"),
+        ];
+        for (value, text) in cases {
+            let number = serde_json::Number::from_f64(value).unwrap();
+            assert_eq!(super::number_text(&number), text, "{value}");
+        }
+    }
 
     /// The canonical text of `value`, after checking the compiled grammar accepts it.
     fn accepted_canonical(schema: &Value, value: &Value) -> String {
