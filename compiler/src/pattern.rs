@@ -121,7 +121,6 @@ pub fn pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
 }
 
 /// regex-syntax's parser as the translation needs it: Unicode mode, every flag off.
-#[inline]
 fn parser() -> regex_syntax::Parser {
     regex_syntax::ParserBuilder::new()
         .unicode(true)

@@ -20,6 +20,7 @@
 
 use std::cmp::Ordering;
 
+use compact_str::ToCompactString as _;
 use rustc_hash::FxHashMap as HashMap;
 
 use serde_json::Number;
@@ -983,9 +984,6 @@ enum State {
 /// Input symbols: `-` then the digits.
 const SYMBOLS: [u8; 11] = *b"-0123456789";
 
-/// [`SYMBOLS`] as text.
-const SYMBOL_TEXT: &str = "-0123456789";
-
 /// One state's transitions, by symbol: the next state's number, or [`NO_STATE`].
 type Row = [u32; SYMBOLS.len()];
 
@@ -1141,12 +1139,12 @@ impl Machine {
         }
         let names: Vec<CompactString> = (0..representative.len())
             .map(|i| {
-                let mut digits = [0u8; 20];
-                let digits = decimal(i, &mut digits);
-                let mut name = CompactString::with_capacity(prefix.len() + 1 + digits.len());
+                // compact_str writes an integer without the formatter.
+                let number = i.to_compact_string();
+                let mut name = CompactString::with_capacity(prefix.len() + 1 + number.len());
                 name.push_str(prefix);
-                name.push_str("-");
-                name.push_str(digits);
+                name.push('-');
+                name.push_str(&number);
                 name
             })
             .collect();
@@ -1307,8 +1305,8 @@ fn too_many_states() -> NumericError {
 /// A class (or literal) for the [`SYMBOLS`] whose bits `mask` sets.
 fn symbols_of(mask: u16) -> Expr {
     if mask.count_ones() == 1 {
-        let at = mask.trailing_zeros() as usize;
-        return Expr::literal(&SYMBOL_TEXT[at..=at]);
+        let symbol = char::from(SYMBOLS[mask.trailing_zeros() as usize]);
+        return Expr::literal(&*symbol.encode_utf8(&mut [0; 4]));
     }
     // Runs of set bits, each a range; `-` (bit 0) is a range of its own, as it is not
     // next to `0` in ASCII.
@@ -1327,22 +1325,6 @@ fn symbols_of(mask: u16) -> Expr {
         rest &= !(((1u32 << run) - 1) << first) as u16;
     }
     Expr::class(false, ranges)
-}
-
-/// `n` in decimal, written at the end of `buffer`.
-fn decimal(n: usize, buffer: &mut [u8; 20]) -> &str {
-    let mut at = buffer.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    // Only ASCII digits were written.
-    std::str::from_utf8(&buffer[at..]).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------
