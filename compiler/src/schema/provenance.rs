@@ -177,10 +177,16 @@ mod tests {
         value.as_object().cloned().unwrap()
     }
 
-    /// The site of `{"allOf": [a, b]}` at the root, merged.
-    fn root_all_of(a: &Map<String, Value>, b: &Map<String, Value>) -> [MergeSite; 1] {
-        let merged = merge(a, b);
-        let origins = of_merge(&merged, written_at(a, &at("/allOf/0")), b, &at("/allOf/1"));
+    /// The site of `{"allOf": members}` at the root, merged member by member.
+    fn root_all_of(members: &[&Map<String, Value>]) -> [MergeSite; 1] {
+        let (first, rest) = members.split_first().unwrap();
+        let mut schema = (*first).clone();
+        let mut origins = written_at(first, &at("/allOf/0"));
+        for (i, member) in rest.iter().enumerate() {
+            let merged = merge(&schema, member);
+            origins = of_merge(&merged, origins, member, &at(&format!("/allOf/{}", i + 1)));
+            schema = merged.schema;
+        }
         [MergeSite {
             at: at(""),
             origins,
@@ -193,7 +199,7 @@ mod tests {
         // {"allOf": [{"anyOf": [..]}, {"not": ..}]} at the root
         let a = object(json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
         let b = object(json!({"not": {"const": 3}, "minimum": 1}));
-        let sites = root_all_of(&a, &b);
+        let sites = root_all_of(&[&a, &b]);
         assert_eq!(original(&sites, &at("/not")), at("/allOf/1/not"));
         assert_eq!(
             original(&sites, &at("/anyOf/1/type")),
@@ -208,7 +214,7 @@ mod tests {
     fn combined_keywords_lead_to_the_merging_keyword() {
         let a = object(json!({"minimum": 1, "anyOf": [{"type": "integer"}]}));
         let b = object(json!({"minimum": 2, "anyOf": [{"multipleOf": 2}]}));
-        let sites = root_all_of(&a, &b);
+        let sites = root_all_of(&[&a, &b]);
         assert_eq!(original(&sites, &at("/minimum")), at("/allOf"));
         assert_eq!(original(&sites, &at("/anyOf/0/multipleOf")), at("/allOf"));
     }
@@ -217,7 +223,7 @@ mod tests {
     fn properties_merged_from_both_sides_lead_to_the_side_that_declared_them() {
         let a = object(json!({"properties": {"x": {"type": "integer"}, "both": {"minimum": 1}}}));
         let b = object(json!({"properties": {"y": {"type": "string"}, "both": {"maximum": 9}}}));
-        let sites = root_all_of(&a, &b);
+        let sites = root_all_of(&[&a, &b]);
         assert_eq!(
             original(&sites, &at("/properties/x/type")),
             at("/allOf/0/properties/x/type")
@@ -239,15 +245,7 @@ mod tests {
         let a = object(json!({"properties": {"x": {"type": "integer"}}}));
         let b = object(json!({"properties": {"y": {"type": "string"}}}));
         let c = object(json!({"minProperties": 1}));
-        let first = merge(&a, &b);
-        let origins = of_merge(&first, written_at(&a, &at("/allOf/0")), &b, &at("/allOf/1"));
-        let second = merge(&first.schema, &c);
-        let origins = of_merge(&second, origins, &c, &at("/allOf/2"));
-        let sites = [MergeSite {
-            at: at(""),
-            origins,
-            combined_at: at("/allOf"),
-        }];
+        let sites = root_all_of(&[&a, &b, &c]);
         assert_eq!(
             original(&sites, &at("/properties/x/type")),
             at("/allOf/0/properties/x/type")
