@@ -17,7 +17,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 
 use super::blocks;
-use super::document::{at, Document, Location};
+use super::document::{at, Document, Location, Source};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
 use super::merge::{merge_owned, restricts};
@@ -716,13 +716,16 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         &mut self,
         map: &'m Map<String, Value>,
         at: &Location,
-    ) -> Result<(Cow<'m, Map<String, Value>>, Location), CompileError> {
+    ) -> Result<(Cow<'m, Map<String, Value>>, Location), CompileError>
+    where
+        'r: 'm,
+    {
         if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
             let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
             if only_ref {
                 let target = self.doc.resolve(at, reference)?;
                 if let Some(inlined) = self.inline(&target)? {
-                    return Ok((Cow::Owned(inlined), target));
+                    return Ok((inlined, target));
                 }
             }
         }
@@ -741,18 +744,30 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
     /// being inlined already (recursion).
-    fn inline(&mut self, target: &Location) -> Result<Option<Map<String, Value>>, CompileError> {
+    /// A target in the caller's input is borrowed when no reference in it needs
+    /// rewriting; one in a document made or fetched while compiling is copied.
+    fn inline(
+        &mut self,
+        target: &Location,
+    ) -> Result<Option<Cow<'r, Map<String, Value>>>, CompileError> {
         if self.inlining.contains(target) || self.inlining.len() > 32 {
             return Ok(None);
         }
         let source = self.doc.source(target);
+        if let Some(Source::Input(input)) = source {
+            if let Some(Value::Object(map)) = at(input, target) {
+                return Ok(Some(self.with_absolute_refs(map, target)));
+            }
+        }
         match source.as_deref().and_then(|s| at(s, target)) {
-            Some(Value::Object(map)) => Ok(Some(self.with_absolute_refs(map, target).into_owned())),
-            Some(Value::Bool(true)) => Ok(Some(Map::new())),
+            Some(Value::Object(map)) => Ok(Some(Cow::Owned(
+                self.with_absolute_refs(map, target).into_owned(),
+            ))),
+            Some(Value::Bool(true)) => Ok(Some(Cow::Owned(Map::new()))),
             Some(Value::Bool(false)) => {
                 let mut never = Map::new();
                 never.insert("not".to_string(), Value::Object(Map::new()));
-                Ok(Some(never))
+                Ok(Some(Cow::Owned(never)))
             }
             _ => Err(self.invalid(target, "a `$ref` must point at a schema")),
         }
@@ -824,17 +839,15 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// See [`CompileError`].
     pub fn all_of_written(
         &mut self,
-        members: &[(Value, Location)],
+        members: &[(&Value, Location)],
         at: &Location,
     ) -> Result<Expr, CompileError> {
         if let [(schema, written)] = members {
             return self.schema(schema, written);
         }
+        let schemas = members.iter().map(|(schema, _)| Value::clone(schema));
         let mut map = Map::new();
-        map.insert(
-            "allOf".to_string(),
-            Value::Array(members.iter().map(|(schema, _)| schema.clone()).collect()),
-        );
+        map.insert("allOf".to_string(), Value::Array(schemas.collect()));
         let origins = provenance::members_written_at(members.iter().map(|(_, place)| place));
         self.merged_schema(&map, origins, at, at.clone())
     }
@@ -1308,40 +1321,37 @@ fn pairwise_disjoint(branches: &[Cow<'_, Map<String, Value>>]) -> bool {
 }
 
 fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    let types = |m: &Map<String, Value>| -> Option<Vec<String>> {
-        let mut set: Vec<String> = match m.kw("type")? {
-            Value::String(s) => vec![s.clone()],
-            Value::Array(items) => items
-                .iter()
-                .filter_map(|i| i.as_str().map(str::to_string))
-                .collect(),
+    fn types(m: &Map<String, Value>) -> Option<Vec<&str>> {
+        let mut set: Vec<&str> = match m.kw("type")? {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
             _ => return None,
         };
-        if set.iter().any(|t| t == "number") {
-            set.push("integer".to_string());
+        if set.contains(&"number") {
+            set.push("integer");
         }
         Some(set)
-    };
+    }
+    fn literal_values(m: &Map<String, Value>) -> Option<&[Value]> {
+        if let Some(c) = m.kw("const") {
+            return Some(std::slice::from_ref(c));
+        }
+        m.kw("enum").and_then(Value::as_array).map(Vec::as_slice)
+    }
     if let (Some(ta), Some(tb)) = (types(a), types(b)) {
         if ta.iter().all(|t| !tb.contains(t)) {
             return true;
         }
     }
-    let literal_values = |m: &Map<String, Value>| -> Option<Vec<Value>> {
-        if let Some(c) = m.kw("const") {
-            return Some(vec![c.clone()]);
-        }
-        m.kw("enum").and_then(Value::as_array).cloned()
+    let values_disjoint = |va: &[Value], vb: &[Value]| {
+        va.iter()
+            .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
     };
     if let (Some(va), Some(vb)) = (literal_values(a), literal_values(b)) {
-        if va
-            .iter()
-            .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
-        {
+        if values_disjoint(va, vb) {
             return true;
         }
     }
-    let props = |m: &Map<String, Value>| m.kw("properties").and_then(Value::as_object).cloned();
     let required = |m: &Map<String, Value>, k: &str| {
         m.kw("required")
             .and_then(Value::as_array)
@@ -1350,22 +1360,22 @@ fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     // A required property with disjoint values tells objects apart; values of other types
     // ignore `properties`, so one branch at least must admit objects only.
     let only_objects =
-        |m: &Map<String, Value>| types(m).is_some_and(|t| t.iter().all(|t| t == "object"));
+        |m: &Map<String, Value>| types(m).is_some_and(|t| t.iter().all(|t| *t == "object"));
     if !(only_objects(a) || only_objects(b)) {
         return false;
     }
-    if let (Some(pa), Some(pb)) = (props(a), props(b)) {
-        for (key, sa) in &pa {
+    if let (Some(pa), Some(pb)) = (
+        a.kw("properties").and_then(Value::as_object),
+        b.kw("properties").and_then(Value::as_object),
+    ) {
+        for (key, sa) in pa {
             let Some(sb) = pb.get(key) else { continue };
             if !(required(a, key) && required(b, key)) {
                 continue;
             }
             if let (Value::Object(ma), Value::Object(mb)) = (sa, sb) {
                 if let (Some(va), Some(vb)) = (literal_values(ma), literal_values(mb)) {
-                    if va
-                        .iter()
-                        .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
-                    {
+                    if values_disjoint(va, vb) {
                         return true;
                     }
                 }

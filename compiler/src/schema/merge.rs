@@ -3,6 +3,8 @@
 //! schema (two different `pattern`s, say), the first schema's keyword is kept and the
 //! keyword is returned as a conflict, which the caller reports as validation-only.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::emit::{TRUE, UNEVALUATED};
@@ -225,8 +227,9 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
 }
 
 /// What one side's keyword `key` becomes when a keyword of the other side reaches into
-/// it: the first side, the second, and the merged schema's current value.
-type Cross = fn(&dyn Lookup, &dyn Lookup, Option<&Value>) -> Option<Value>;
+/// it: the first side, the second, and the merged schema's current value (borrowed back
+/// when the other side reaches into it without changing it).
+type Cross = for<'v> fn(&dyn Lookup, &dyn Lookup, Option<&'v Value>) -> Option<Cow<'v, Value>>;
 
 /// Applies `cross` with the first side first, then with `b` first, writing `key` each
 /// time it returns a value; returns whether it did.
@@ -247,7 +250,9 @@ fn cross_both(
             cross(b, &a, current)
         };
         if let Some(value) = rewritten {
-            before.set(out, key, value);
+            if let Cow::Owned(value) = value {
+                before.set(out, key, value);
+            }
             crossed = true;
         }
     }
@@ -277,7 +282,11 @@ fn pair_under(keyword: &str, a: &Value, b: &Value) -> Value {
 /// `b` constrains every item (`items` without `prefixItems`) while `a` has positional
 /// schemas: in `b` those positions are items too, so they must satisfy `b`'s `items`.
 /// Returns the merged schema's new `prefixItems` (now `prefix`), if they change.
-fn cross_items(a: &dyn Lookup, b: &dyn Lookup, prefix: Option<&Value>) -> Option<Value> {
+fn cross_items<'v>(
+    a: &dyn Lookup,
+    b: &dyn Lookup,
+    prefix: Option<&'v Value>,
+) -> Option<Cow<'v, Value>> {
     let (Some(Value::Array(_)), Some(items)) = (a.kw("prefixItems"), b.kw("items")) else {
         return None;
     };
@@ -287,27 +296,37 @@ fn cross_items(a: &dyn Lookup, b: &dyn Lookup, prefix: Option<&Value>) -> Option
     let Some(Value::Array(prefix)) = prefix else {
         return None;
     };
-    Some(Value::Array(
+    Some(Cow::Owned(Value::Array(
         prefix.iter().map(|p| all_of(p, items)).collect(),
-    ))
+    )))
 }
 
 /// Properties `b` declares that `a` does not, while `a` constrains additional properties:
 /// in `a` they are additional, so they must satisfy `a`'s `additionalProperties` too.
 /// Returns the merged schema's new `properties` (now `properties`), if they change.
-fn cross_additional(a: &dyn Lookup, b: &dyn Lookup, properties: Option<&Value>) -> Option<Value> {
+fn cross_additional<'v>(
+    a: &dyn Lookup,
+    b: &dyn Lookup,
+    properties: Option<&'v Value>,
+) -> Option<Cow<'v, Value>> {
     let additional = a.kw("additionalProperties")?;
     if additional == &Value::Bool(true) || a.has("patternProperties") {
         return None;
     }
     let a_props = a.kw("properties").and_then(Value::as_object);
     let b_props = b.kw("properties").and_then(Value::as_object)?;
+    let declared_by_a = |name: &String| a_props.is_some_and(|p| p.contains_key(name));
+    if let Some(current) = properties.filter(|p| p.is_object()) {
+        if b_props.keys().all(declared_by_a) {
+            return Some(Cow::Borrowed(current));
+        }
+    }
     let mut merged_props = properties
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
     for (name, schema) in b_props {
-        if a_props.is_some_and(|p| p.contains_key(name)) {
+        if declared_by_a(name) {
             continue;
         }
         let current = merged_props
@@ -316,7 +335,7 @@ fn cross_additional(a: &dyn Lookup, b: &dyn Lookup, properties: Option<&Value>) 
             .unwrap_or_else(|| schema.clone());
         merged_props.insert(name.clone(), all_of(&current, additional));
     }
-    Some(Value::Object(merged_props))
+    Some(Cow::Owned(Value::Object(merged_props)))
 }
 
 /// The largest number of branches distributing two `anyOf`s may produce.

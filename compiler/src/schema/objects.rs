@@ -97,9 +97,9 @@ pub fn object(
         (None, _) => (Value::Bool(true), at.child("additionalProperties")),
     };
     let mut extras_allowed = additional != Value::Bool(false);
-    let mut pattern_arms: Vec<(Expr, Vec<Written>)> = Vec::new();
-    let mut pattern_schemas_for: Vec<(String, Vec<Written>)> = Vec::new();
-    let mut patterns_of_properties: FxHashMap<String, Vec<Written>> = FxHashMap::default();
+    let mut pattern_arms: Vec<(Expr, Vec<Written<'_>>)> = Vec::new();
+    let mut pattern_schemas_for: Vec<(String, Vec<Written<'_>>)> = Vec::new();
+    let mut patterns_of_properties: FxHashMap<String, Vec<Written<'_>>> = FxHashMap::default();
     if let Some(patterns) = map.kw("patternProperties") {
         let Some(patterns) = patterns.as_object() else {
             return Err(e.invalid(
@@ -232,7 +232,7 @@ pub fn object(
         let compiled = match patterns_of_properties.get(name) {
             // Declared properties must satisfy every pattern their name matches.
             Some(patterns) => {
-                let mut all = vec![(schema.clone(), written.clone())];
+                let mut all = vec![(schema, written.clone())];
                 all.extend(patterns.iter().cloned());
                 e.all_of_written(&all, &written)
             }
@@ -385,37 +385,37 @@ pub fn object(
 }
 
 /// What `patternProperties` adds to an object's members.
-struct PatternMembers {
+struct PatternMembers<'m> {
     /// Per pattern, a key expression and the schemas its values must satisfy; `None` when
     /// a declared or required name matches a pattern (its key could then appear twice), so
     /// no pattern-matched extra keys are generated.
-    arms: Option<Vec<(Expr, Vec<Written>)>>,
+    arms: Option<Vec<(Expr, Vec<Written<'m>>)>>,
     /// The schemas of required names that no property declares but a pattern matches.
-    for_required: Vec<(String, Vec<Written>)>,
+    for_required: Vec<(String, Vec<Written<'m>>)>,
     /// For each declared property whose name matches patterns, their schemas (which its
     /// value must satisfy besides its own).
-    for_properties: FxHashMap<String, Vec<Written>>,
+    for_properties: FxHashMap<String, Vec<Written<'m>>>,
 }
 
 /// A schema and where it was written (diagnostics inside it name that place).
-type Written = (Value, Location);
+type Written<'m> = (&'m Value, Location);
 
 /// The members `patternProperties` makes. Declared properties whose names match a
 /// pattern must satisfy its schema too. `None` when some pattern is not compiled, leaving
 /// the caller to restrict and to leave the patterns to validation.
-fn pattern_properties(
-    patterns: &Map<String, Value>,
+fn pattern_properties<'m>(
+    patterns: &'m Map<String, Value>,
     properties: &Map<String, Value>,
     required: &[String],
     e: &mut Emitter<'_, '_, '_>,
     at: &Location,
-) -> Result<Option<PatternMembers>, CompileError> {
+) -> Result<Option<PatternMembers<'m>>, CompileError> {
     // Declared names are matched against the patterns; without any, no recognizer is
     // needed (the patterns' grammars are checked with the whole grammar).
     let names_to_match = !properties.is_empty() || !required.is_empty();
-    let mut compiled: Vec<(Expr, Written, Option<PatternTest>)> = Vec::new();
+    let mut compiled: Vec<(Expr, Written<'m>, Option<PatternTest>)> = Vec::new();
     for (pattern, schema) in patterns {
-        let written = (schema.clone(), at.grandchild("patternProperties", pattern));
+        let written = (schema, at.grandchild("patternProperties", pattern));
         match crate::pattern::pattern_expr(pattern) {
             Ok(expr) if !names_to_match => compiled.push((expr, written, None)),
             Ok(expr) => match PatternTest::new(pattern, &expr) {
@@ -429,7 +429,7 @@ fn pattern_properties(
     let matches = |name: &str, test: &Option<PatternTest>| {
         test.as_ref().is_some_and(|test| test.matches(name))
     };
-    let matched_by = |name: &str| -> Vec<Written> {
+    let matched_by = |name: &str| -> Vec<Written<'m>> {
         compiled
             .iter()
             .filter(|(_, _, r)| matches(name, r))
@@ -453,7 +453,7 @@ fn pattern_properties(
     }
     let declared: Vec<&String> = properties.keys().chain(required.iter()).collect();
     let mut arms = Vec::new();
-    let all_schemas: Vec<Written> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
+    let all_schemas: Vec<Written<'m>> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
     for (expr, _, recognizer) in &compiled {
         if declared.iter().any(|d| matches(d, recognizer)) {
             // A declared name matches: its key could appear twice; keep to declared keys.
