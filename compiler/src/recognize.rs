@@ -63,9 +63,14 @@ struct EarleySet {
 
 impl EarleySet {
     fn add(&mut self, item: Item) {
-        if self.seen.insert(item) {
-            self.items.push(item);
-        }
+        add(&mut self.items, &mut self.seen, item);
+    }
+}
+
+/// Adds `item` to a set's `items` unless `seen` holds it already.
+fn add(items: &mut Vec<Item>, seen: &mut FxHashSet<Item>, item: Item) {
+    if seen.insert(item) {
+        items.push(item);
     }
 }
 
@@ -170,20 +175,29 @@ impl Recognizer {
             let production = &self.flat.productions[item.production as usize];
             match production.rhs.get(item.dot as usize) {
                 None => {
-                    // Complete: advance every item waiting on this nonterminal at the origin.
+                    // Complete: advance every item waiting on this nonterminal at the origin
+                    // (completing adds items, never waiting ones, so the list is read in place).
+                    let EarleySet {
+                        items,
+                        seen,
+                        waiting,
+                    } = set;
                     let waiting = if item.origin == position {
-                        set.waiting.get(&production.lhs).cloned()
+                        waiting.get(&production.lhs)
                     } else {
                         earlier
                             .get(item.origin as usize)
                             .and_then(|s| s.waiting.get(&production.lhs))
-                            .cloned()
                     };
                     for parent in waiting.into_iter().flatten() {
-                        set.add(Item {
-                            dot: parent.dot + 1,
-                            ..parent
-                        });
+                        add(
+                            items,
+                            seen,
+                            Item {
+                                dot: parent.dot + 1,
+                                ..*parent
+                            },
+                        );
                     }
                 }
                 Some(&Sym::Nt(nt)) => {
