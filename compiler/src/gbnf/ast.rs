@@ -158,7 +158,14 @@ impl Expr {
         // Empty sequences (the usual nested ones) go in place, without a new vector.
         items.retain(|item| !matches!(item, Expr::Seq(inner) if inner.is_empty()));
         if items.iter().any(|item| matches!(item, Expr::Seq(_))) {
-            let mut flat = Vec::with_capacity(items.len());
+            let len = items
+                .iter()
+                .map(|item| match item {
+                    Expr::Seq(inner) => inner.len(),
+                    _ => 1,
+                })
+                .sum();
+            let mut flat = Vec::with_capacity(len);
             for item in items {
                 match item {
                     Expr::Seq(inner) => flat.extend(inner),
@@ -185,7 +192,14 @@ impl Expr {
     pub fn alt(arms: impl IntoIterator<Item = Expr>) -> Expr {
         let mut arms: Vec<Expr> = arms.into_iter().collect();
         if arms.iter().any(|arm| matches!(arm, Expr::Alt(_))) {
-            let mut flat = Vec::with_capacity(arms.len());
+            let len = arms
+                .iter()
+                .map(|arm| match arm {
+                    Expr::Alt(inner) => inner.len(),
+                    _ => 1,
+                })
+                .sum();
+            let mut flat = Vec::with_capacity(len);
             for arm in arms {
                 match arm {
                     Expr::Alt(inner) => flat.extend(inner),

@@ -521,7 +521,8 @@ fn may_name_places(value: &Value) -> bool {
 
 /// Escapes a key as a JSON pointer token.
 pub fn escape_token(key: &str) -> Cow<'_, str> {
-    if key.contains(['~', '/']) {
+    // Both are ASCII, so no byte of another character can be taken for them.
+    if key.bytes().any(|b| b == b'~' || b == b'/') {
         Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
     } else {
         Cow::Borrowed(key)

@@ -451,15 +451,16 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     pub fn fresh_name(&mut self, hint: &str) -> CompactString {
         // Other characters become `-`; runs of `-` one; none at either end. Only the
         // first 48 characters are kept (below), so at most 64 are built: dashes dropped
-        // from the end of those cannot reach the first 48.
+        // from the end of those cannot reach the first 48. Read byte by byte: the bytes of
+        // a character outside ASCII are all other than letters and digits, one run of `-`.
         let mut built = [0u8; 64];
         let mut len = 0;
-        for c in hint.chars() {
+        for c in hint.bytes() {
             if len == built.len() {
                 break;
             }
             if c.is_ascii_alphanumeric() {
-                built[len] = c as u8;
+                built[len] = c;
                 len += 1;
             } else if len > 0 && built[len - 1] != b'-' {
                 built[len] = b'-';
