@@ -28,9 +28,18 @@ const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 /// assert_eq!(encode_char('é'), "é");
 /// ```
 pub fn encode_char(c: char) -> CompactString {
-    let mut out = CompactString::default();
-    push_encoded(&mut out, c);
-    out
+    if needs_escape(c) {
+        let mut out = CompactString::default();
+        push_encoded(&mut out, c);
+        out
+    } else {
+        CompactString::new(c.encode_utf8(&mut [0; 4]))
+    }
+}
+
+/// Is `c` spelled other than as itself inside a JSON string?
+fn needs_escape(c: char) -> bool {
+    matches!(c, '"' | '\\' | '\u{0}'..='\u{1f}')
 }
 
 /// Appends the canonical JSON-string spelling of `c` to `out`.
@@ -57,9 +66,19 @@ pub fn push_encoded(out: &mut impl fmt::Write, c: char) {
 
 /// Appends the canonical JSON-string spelling of `s` to `out`.
 pub fn push_encoded_str(out: &mut impl fmt::Write, s: &str) {
-    for c in s.chars() {
-        push_encoded(out, c);
+    // What needs escaping is ASCII, so it is found byte by byte, and the runs between
+    // are written whole.
+    let mut plain_from = 0;
+    for (at, byte) in s.bytes().enumerate() {
+        let c = char::from(byte);
+        if needs_escape(c) {
+            // Writing to a String or CompactString cannot fail.
+            let _ = out.write_str(&s[plain_from..at]);
+            push_encoded(out, c);
+            plain_from = at + 1;
+        }
     }
+    let _ = out.write_str(&s[plain_from..]);
 }
 
 /// The canonical JSON-string spelling of a whole string, without quotes.
@@ -280,6 +299,24 @@ mod tests {
             let c = char::from_u32(v).unwrap();
             let serde = serde_json::to_string(&c.to_string()).unwrap();
             assert_eq!(format!("\"{}\"", encode_char(c)), serde, "U+{v:04X}");
+        }
+    }
+
+    #[test]
+    fn strings_are_encoded_as_serde_json_encodes_them() {
+        // Escapes at either end, next to each other, between runs of plain text, and
+        // beside characters whose UTF-8 bytes are all above ASCII.
+        let texts = [
+            "",
+            "plain",
+            "\"quoted\"",
+            "a\\b\u{1}c\n",
+            "\t\u{1f}\"é😀\u{2028}x\\",
+            "日本\r語",
+        ];
+        for text in texts {
+            let serde = serde_json::to_string(text).unwrap();
+            assert_eq!(format!("\"{}\"", encode_str(text)), serde, "{text:?}");
         }
     }
 

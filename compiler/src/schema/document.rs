@@ -445,7 +445,7 @@ fn descend<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     tokens.split('/').try_fold(value, |node, token| {
         let token = unescape_token(token);
         match node {
-            Value::Object(map) => map.get(token.as_ref()),
+            Value::Object(map) => map.kw(token.as_ref()),
             Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
             _ => None,
         }

@@ -72,8 +72,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Emitter {
             doc,
             options,
-            rules: Vec::new(),
-            names: FxHashSet::default(),
+            // Room for the rules of a typical schema up front (the set is rehashed, and
+            // every name hashed again, each time it grows).
+            rules: Vec::with_capacity(32),
+            names: FxHashSet::with_capacity_and_hasher(64, FxBuildHasher),
             next_suffix: FxHashMap::default(),
             ref_rules: FxHashMap::default(),
             shared: 0,
@@ -378,7 +380,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// ([`crate::pattern::ANY_CHAR_RULE`]), if `expr` does.
     pub fn any_char_rule_for(&mut self, expr: &Expr) {
         if crate::pattern::refers_to_any_char(expr) {
-            self.shared_rule(crate::pattern::ANY_CHAR_RULE);
+            self.emit_shared(crate::pattern::ANY_CHAR_RULE);
         }
     }
 
@@ -563,6 +565,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `char` (any spelling), `cchar` (canonical spelling), `number`, `integer`,
     /// `boolean`, `null`, `ws`.
     pub fn shared_rule(&mut self, name: &'static str) -> Expr {
+        self.emit_shared(name);
+        Expr::rule(name)
+    }
+
+    /// Emits the shared rule `name` (and the blocks it refers to) unless it is already
+    /// in the grammar; [`Emitter::shared_rule`] without the reference.
+    pub fn emit_shared(&mut self, name: &'static str) {
         // A name that is no block (none is asked for) has no bit and no rule.
         let bit = blocks::SHARED
             .iter()
@@ -572,7 +581,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             self.shared |= bit;
             if let Some(block) = blocks::shared(name, self.options.whitespace) {
                 for &referred in &block.refers_to {
-                    self.shared_rule(referred);
+                    self.emit_shared(referred);
                 }
                 self.rules.push(Rule {
                     name: name.into(),
@@ -581,7 +590,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 });
             }
         }
-        Expr::rule(name)
     }
 
     // ---- schemas -----------------------------------------------------------------------

@@ -150,7 +150,7 @@ pub fn object(
                     "patternProperties",
                     "keys other than the declared properties are not generated",
                 );
-                if !properties.is_empty() || required.iter().any(|r| !properties.contains_key(r)) {
+                if !properties.is_empty() || required.iter().any(|r| !properties.has(r)) {
                     e.validation_only(
                         at,
                         "patternProperties",
@@ -201,7 +201,7 @@ pub fn object(
         }
     }
     for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
-        if map.contains_key(key) {
+        if map.has(key) {
             e.validation_only(
                 at,
                 key,
@@ -217,7 +217,7 @@ pub fn object(
         && names_schema.is_none()
         && !["minProperties", "maxProperties"]
             .iter()
-            .any(|k| map.contains_key(*k));
+            .any(|k| map.has(k));
     if unconstrained {
         return Ok(e.shared_rule("object"));
     }
@@ -249,7 +249,7 @@ pub fn object(
         });
     }
     // Required names without a declared schema: extra members that must appear.
-    for name in required.iter().filter(|r| !properties.contains_key(*r)) {
+    for name in required.iter().filter(|r| !properties.has(r)) {
         let matched = pattern_schemas_for.iter().any(|(n, _)| n == name);
         if !matched && !extras_allowed && additional == Value::Bool(false) {
             return Err(e.unsatisfiable(
@@ -445,7 +445,7 @@ fn pattern_properties<'m>(
         }
     }
     let mut for_required = Vec::new();
-    for name in required.iter().filter(|r| !properties.contains_key(*r)) {
+    for name in required.iter().filter(|r| !properties.has(r)) {
         let schemas = matched_by(name);
         if !schemas.is_empty() {
             for_required.push((name.clone(), schemas));
@@ -667,8 +667,8 @@ enum Stop {
 fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Expr {
     let stop_too = stop == Stop::Yes;
     let body = |e: &mut Emitter<'_, '_, '_>| {
-        e.shared_rule("cchar");
-        e.shared_rule("cesc");
+        e.emit_shared("cchar");
+        e.emit_shared("cesc");
         match blocks::other_start_shared(excluded, stop_too) {
             Some(shared) => Cow::Borrowed(shared),
             None => Cow::Owned(blocks::other_start(excluded, stop_too)),
@@ -677,7 +677,8 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Ex
     if excluded.len() > 16 {
         return body(e).into_owned();
     }
-    let mut name = CompactString::const_new(if stop_too {
+    let mut name = String::with_capacity(OR_STOP_PREFIX.len() + 2 * excluded.len());
+    name.push_str(if stop_too {
         OR_STOP_PREFIX
     } else {
         OTHER_START_PREFIX
@@ -686,7 +687,7 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Ex
         if c.is_ascii_alphanumeric() {
             name.push(*c);
         } else {
-            // Writing to a CompactString cannot fail.
+            // Writing to a String cannot fail.
             let _ = write!(name, "-{:x}-", u32::from(*c));
         }
     }

@@ -151,7 +151,7 @@ pub fn number(
     integer: bool,
 ) -> Result<Expr, CompileError> {
     let bound = |key: &str| -> Result<Option<Number>, CompileError> {
-        match map.get(key) {
+        match map.kw(key) {
             None | Some(Value::Bool(_)) => Ok(None),
             Some(Value::Number(n)) => Ok(Some(n.clone())),
             Some(_) => Err(e.invalid(&at.child(key), format!("`{key}` must be a number"))),
