@@ -72,10 +72,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Emitter {
             doc,
             options,
-            // Room for the rules of a typical schema up front (the set is rehashed, and
-            // every name hashed again, each time it grows).
-            rules: Vec::with_capacity(32),
-            names: FxHashSet::with_capacity_and_hasher(64, FxBuildHasher),
+            rules: Vec::new(),
+            names: FxHashSet::default(),
             next_suffix: FxHashMap::default(),
             ref_rules: FxHashMap::default(),
             shared: 0,
@@ -104,7 +102,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .and_then(|s| at(s, &root))
             .unwrap_or(&TRUE);
         let body = self.schema(value, &root)?;
-        let mut grammar = Grammar::default();
+        let mut grammar = Grammar {
+            rules: Vec::with_capacity(1 + self.rules.len()),
+        };
         grammar.rules.push(Rule {
             name: "root".into(),
             body: Cow::Owned(body),
@@ -351,11 +351,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// Adds a rule named after `hint` (made unique) and returns a reference to it.
     pub fn add_rule(&mut self, hint: &str, body: Expr) -> Expr {
         let name = self.fresh_name(hint);
-        self.rules.push(Rule {
-            name: name.clone(),
-            body: Cow::Owned(body),
-            pos: gbnf::Pos::default(),
-        });
+        self.push_rule(name.clone(), Cow::Owned(body));
         Expr::rule(name)
     }
 
@@ -411,12 +407,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     ) -> Expr {
         if !self.names.contains(name) {
             let body = body(self);
-            self.names.insert(CompactString::from(name));
-            self.rules.push(Rule {
-                name: name.into(),
-                body,
-                pos: gbnf::Pos::default(),
-            });
+            self.take_name(CompactString::from(name));
+            self.push_rule(name.into(), body);
         }
         Expr::rule(name)
     }
@@ -440,12 +432,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// [`Emitter::fresh_prefix`]).
     pub fn add_named_rules_exact(&mut self, rules: Vec<(String, Expr)>) {
         for (name, body) in rules {
-            self.names.insert(CompactString::from(name.as_str()));
-            self.rules.push(Rule {
-                name: name.into(),
-                body: Cow::Owned(body),
-                pos: gbnf::Pos::default(),
-            });
+            self.take_name(CompactString::from(name.as_str()));
+            self.push_rule(name.into(), Cow::Owned(body));
         }
     }
 
@@ -486,7 +474,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             name == "root" || blocks::SHARED.contains(&name) || names.contains(name)
         };
         if !taken(&self.names, &base) {
-            self.names.insert(base.clone());
+            self.take_name(base.clone());
             return base;
         }
         let mut n = self.next_suffix.get(&base).copied().unwrap_or(2);
@@ -501,8 +489,31 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 self.next_suffix.insert(base, n + 1);
             }
         }
-        self.names.insert(name.clone());
+        self.take_name(name.clone());
         name
+    }
+
+    /// Adds the rule `name ::= body`. The list starts with room for a typical schema's
+    /// rules when the first is added.
+    fn push_rule(&mut self, name: CompactString, body: Cow<'static, Expr>) {
+        if self.rules.capacity() == 0 {
+            self.rules.reserve(32);
+        }
+        self.rules.push(Rule {
+            name,
+            body,
+            pos: gbnf::Pos::default(),
+        });
+    }
+
+    /// Records `name` as taken. The set starts with room for a typical schema's names the
+    /// first time one is taken (it is rehashed, every name hashed again, each time it
+    /// grows); a schema that names no rule allocates nothing.
+    fn take_name(&mut self, name: CompactString) {
+        if self.names.capacity() == 0 {
+            self.names.reserve(64);
+        }
+        self.names.insert(name);
     }
 
     /// A readable hint for a rule name from a location's pointer: its last two tokens
@@ -583,11 +594,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 for &referred in &block.refers_to {
                     self.emit_shared(referred);
                 }
-                self.rules.push(Rule {
-                    name: name.into(),
-                    body: Cow::Borrowed(&block.body),
-                    pos: gbnf::Pos::default(),
-                });
+                self.push_rule(name.into(), Cow::Borrowed(&block.body));
             }
         }
     }
@@ -905,11 +912,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(err);
             }
         };
-        self.rules.push(Rule {
-            name: name.clone(),
-            body: Cow::Owned(body),
-            pos: gbnf::Pos::default(),
-        });
+        self.push_rule(name.clone(), Cow::Owned(body));
         Ok(Expr::rule(name))
     }
 
