@@ -366,6 +366,46 @@ impl<'r> Document<'r> {
             reference: reference.to_string(),
             message,
         };
+        let location = match self.same_document_place(from, reference) {
+            Some(location) => location,
+            None => self.resolve_uri(from, reference, &unresolved)?,
+        };
+        if self
+            .source(&location)
+            .is_none_or(|source| at(&source, &location).is_none())
+        {
+            return Err(unresolved(format!(
+                "nothing at `{}`",
+                location.describe(self)
+            )));
+        }
+        Ok(location)
+    }
+
+    /// Where no `$id` sets a base URI, a `#` or `#/…` reference names a place in the
+    /// document it is written in (what [`Document::resolve_uri`] finds, without building
+    /// and looking up the document's URI).
+    fn same_document_place(&self, from: &Location, reference: &str) -> Option<Location> {
+        let fragment = reference.strip_prefix('#')?;
+        if !self.bases.borrow().is_empty() {
+            return None;
+        }
+        let fragment = percent_decode(fragment);
+        (fragment.is_empty() || fragment.starts_with('/')).then(|| Location {
+            doc: from.doc,
+            pointer: fragment.into_owned(),
+        })
+    }
+
+    /// The place `reference` names from `from`, through base URIs, the documents loaded
+    /// (loading one through the resolver if need be) and anchors; not yet checked to
+    /// hold a schema.
+    fn resolve_uri(
+        &self,
+        from: &Location,
+        reference: &str,
+        unresolved: &impl Fn(String) -> CompileError,
+    ) -> Result<Location, CompileError> {
         let base = self.base_at(from);
         let target;
         let (resource, fragment) = match reference.strip_prefix('#') {
@@ -416,15 +456,6 @@ impl<'r> Document<'r> {
                 }
             }
         };
-        if self
-            .source(&location)
-            .is_none_or(|source| at(&source, &location).is_none())
-        {
-            return Err(unresolved(format!(
-                "nothing at `{}`",
-                location.describe(self)
-            )));
-        }
         Ok(location)
     }
 }
@@ -739,6 +770,44 @@ mod tests {
             doc.resolve(&root, "http://elsewhere/x.json"),
             Err(CompileError::Unresolved { .. })
         ));
+    }
+
+    #[test]
+    fn fragments_resolve_in_the_document_they_are_written_in() {
+        // No `$id` anywhere: `#…` is read in the referring document itself, the input's
+        // or a fetched one's.
+        let schema = json!({
+            "$defs": {
+                "a~b/c": {"type": "integer"},
+                "named": {"$anchor": "here", "type": "string"},
+                "far": {"$ref": "http://example.com/far.json"}
+            }
+        });
+        let far = json!({"$defs": {"x": {"type": "null"}}, "type": "boolean"});
+        let resolver = |uri: &str| (uri == "http://example.com/far.json").then(|| far.clone());
+        let doc = Document::from_input(&schema, Some(&resolver)).unwrap();
+        let root = doc.root();
+        let a = doc.resolve(&root, "#/$defs/a~0b~1c").unwrap();
+        assert_eq!(doc.get(&a).unwrap(), json!({"type": "integer"}));
+        assert_eq!(doc.resolve(&root, "#/%24defs/a~0b~1c").unwrap(), a);
+        assert_eq!(doc.resolve(&root, "#").unwrap(), root);
+        let named = doc.resolve(&root, "#here").unwrap();
+        assert_eq!(doc.get(&named).unwrap()["type"], "string");
+        assert!(matches!(
+            doc.resolve(&root, "#/$defs/missing"),
+            Err(CompileError::Unresolved { .. })
+        ));
+        let far_root = doc
+            .resolve(
+                &root.grandchild("$defs", "far"),
+                "http://example.com/far.json",
+            )
+            .unwrap();
+        assert_eq!(doc.get(&far_root).unwrap()["type"], "boolean");
+        let x = doc.resolve(&far_root, "#/$defs/x").unwrap();
+        assert_eq!(x.doc, far_root.doc);
+        assert_eq!(doc.get(&x).unwrap(), json!({"type": "null"}));
+        assert_eq!(doc.resolve(&far_root, "#").unwrap(), far_root);
     }
 
     #[test]
