@@ -158,21 +158,7 @@ impl Expr {
         // Empty sequences (the usual nested ones) go in place, without a new vector.
         items.retain(|item| !matches!(item, Expr::Seq(inner) if inner.is_empty()));
         if items.iter().any(|item| matches!(item, Expr::Seq(_))) {
-            let len = items
-                .iter()
-                .map(|item| match item {
-                    Expr::Seq(inner) => inner.len(),
-                    _ => 1,
-                })
-                .sum();
-            let mut flat = Vec::with_capacity(len);
-            for item in items {
-                match item {
-                    Expr::Seq(inner) => flat.extend(inner),
-                    other => flat.push(other),
-                }
-            }
-            items = flat;
+            items = spliced(items, Nesting::Seq);
         }
         for item in &mut items {
             if matches!(item, Expr::Alt(_)) {
@@ -192,21 +178,7 @@ impl Expr {
     pub fn alt(arms: impl IntoIterator<Item = Expr>) -> Expr {
         let mut arms: Vec<Expr> = arms.into_iter().collect();
         if arms.iter().any(|arm| matches!(arm, Expr::Alt(_))) {
-            let len = arms
-                .iter()
-                .map(|arm| match arm {
-                    Expr::Alt(inner) => inner.len(),
-                    _ => 1,
-                })
-                .sum();
-            let mut flat = Vec::with_capacity(len);
-            for arm in arms {
-                match arm {
-                    Expr::Alt(inner) => flat.extend(inner),
-                    other => flat.push(other),
-                }
-            }
-            arms = flat;
+            arms = spliced(arms, Nesting::Alt);
         }
         if arms.len() == 1 {
             arms.pop().unwrap_or_else(Expr::empty)
@@ -319,4 +291,32 @@ impl Grammar {
             pos: Pos::default(),
         });
     }
+}
+
+/// Which list [`spliced`] opens: sequences inside a sequence, or alternations inside an
+/// alternation.
+#[derive(Clone, Copy)]
+enum Nesting {
+    Seq,
+    Alt,
+}
+
+/// `items` with each nested list of the kind `nesting` names replaced by its own items,
+/// in one vector of the final length.
+fn spliced(items: Vec<Expr>, nesting: Nesting) -> Vec<Expr> {
+    let nested = |item: &Expr| match (nesting, item) {
+        (Nesting::Seq, Expr::Seq(inner)) | (Nesting::Alt, Expr::Alt(inner)) => Some(inner.len()),
+        _ => None,
+    };
+    let len = items.iter().map(|item| nested(item).unwrap_or(1)).sum();
+    let mut flat = Vec::with_capacity(len);
+    for item in items {
+        match (nesting, item) {
+            (Nesting::Seq, Expr::Seq(inner)) | (Nesting::Alt, Expr::Alt(inner)) => {
+                flat.extend(inner);
+            }
+            (_, other) => flat.push(other),
+        }
+    }
+    flat
 }
