@@ -741,31 +741,47 @@ mod tests {
         assert_eq!(join("gbnfc:/schema.json", "#foo"), "gbnfc:/schema.json#foo");
     }
 
-    #[test]
-    fn resolves_pointers_anchors_and_ids() {
-        let schema = json!({
+    /// A schema whose `$defs` hold `a~b/c` (an integer), `named` (a string with
+    /// `$anchor: here`) and `extra` under `key`.
+    fn with_shared_definitions(key: &str, extra: Value) -> Value {
+        let mut schema = json!({
             "$defs": {
                 "a~b/c": {"type": "integer"},
-                "named": {"$anchor": "here", "type": "string"},
-                "other": {"$id": "http://example.com/other.json", "$defs": {"x": {"type": "null"}}}
+                "named": {"$anchor": "here", "type": "string"}
             }
         });
-        let doc = Document::from_input(&schema, None).unwrap();
+        schema["$defs"][key] = extra;
+        schema
+    }
+
+    /// From the root of a document made from [`with_shared_definitions`]: a pointer with
+    /// `~` escapes, the same with a percent-escape, the anchor, and a pointer to nothing.
+    fn finds_the_shared_definitions(doc: &Document) {
         let root = doc.root();
         let a = doc.resolve(&root, "#/$defs/a~0b~1c").unwrap();
         assert_eq!(doc.get(&a).unwrap(), json!({"type": "integer"}));
-        let pct = doc.resolve(&root, "#/%24defs/a~0b~1c").unwrap();
-        assert_eq!(pct, a);
+        assert_eq!(doc.resolve(&root, "#/%24defs/a~0b~1c").unwrap(), a);
         let named = doc.resolve(&root, "#here").unwrap();
         assert_eq!(doc.get(&named).unwrap()["type"], "string");
-        let x = doc
-            .resolve(&root, "http://example.com/other.json#/$defs/x")
-            .unwrap();
-        assert_eq!(doc.get(&x).unwrap(), json!({"type": "null"}));
         assert!(matches!(
             doc.resolve(&root, "#/$defs/missing"),
             Err(CompileError::Unresolved { .. })
         ));
+    }
+
+    #[test]
+    fn resolves_pointers_anchors_and_ids() {
+        let schema = with_shared_definitions(
+            "other",
+            json!({"$id": "http://example.com/other.json", "$defs": {"x": {"type": "null"}}}),
+        );
+        let doc = Document::from_input(&schema, None).unwrap();
+        let root = doc.root();
+        finds_the_shared_definitions(&doc);
+        let x = doc
+            .resolve(&root, "http://example.com/other.json#/$defs/x")
+            .unwrap();
+        assert_eq!(doc.get(&x).unwrap(), json!({"type": "null"}));
         assert!(matches!(
             doc.resolve(&root, "http://elsewhere/x.json"),
             Err(CompileError::Unresolved { .. })
@@ -776,27 +792,13 @@ mod tests {
     fn fragments_resolve_in_the_document_they_are_written_in() {
         // No `$id` anywhere: `#…` is read in the referring document itself, the input's
         // or a fetched one's.
-        let schema = json!({
-            "$defs": {
-                "a~b/c": {"type": "integer"},
-                "named": {"$anchor": "here", "type": "string"},
-                "far": {"$ref": "http://example.com/far.json"}
-            }
-        });
+        let schema = with_shared_definitions("far", json!({"$ref": "http://example.com/far.json"}));
         let far = json!({"$defs": {"x": {"type": "null"}}, "type": "boolean"});
         let resolver = |uri: &str| (uri == "http://example.com/far.json").then(|| far.clone());
         let doc = Document::from_input(&schema, Some(&resolver)).unwrap();
         let root = doc.root();
-        let a = doc.resolve(&root, "#/$defs/a~0b~1c").unwrap();
-        assert_eq!(doc.get(&a).unwrap(), json!({"type": "integer"}));
-        assert_eq!(doc.resolve(&root, "#/%24defs/a~0b~1c").unwrap(), a);
+        finds_the_shared_definitions(&doc);
         assert_eq!(doc.resolve(&root, "#").unwrap(), root);
-        let named = doc.resolve(&root, "#here").unwrap();
-        assert_eq!(doc.get(&named).unwrap()["type"], "string");
-        assert!(matches!(
-            doc.resolve(&root, "#/$defs/missing"),
-            Err(CompileError::Unresolved { .. })
-        ));
         let far_root = doc
             .resolve(
                 &root.grandchild("$defs", "far"),
