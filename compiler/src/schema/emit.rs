@@ -760,8 +760,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
     /// being inlined already (recursion).
-    /// A target in the caller's input is borrowed when no reference in it needs
-    /// rewriting; one in a document made or fetched while compiling is copied.
     fn inline(
         &mut self,
         target: &Location,
@@ -769,21 +767,32 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if self.inlining.contains(target) || self.inlining.len() > 32 {
             return Ok(None);
         }
-        let source = self.doc.source(target);
-        if let Some(Source::Input(input)) = source {
-            if let Some(Value::Object(map)) = at(input, target) {
-                return Ok(Some(self.with_absolute_refs(map, target)));
-            }
+        match self.doc.source(target) {
+            // The caller's input outlives the compilation: borrowed when nothing in it
+            // needs rewriting.
+            Some(Source::Input(input)) => self.as_object(at(input, target), target).map(Some),
+            // A document made or fetched while compiling is held only here: copied.
+            Some(Source::Loaded(doc)) => self
+                .as_object(at(&doc, target), target)
+                .map(|map| Some(Cow::Owned(map.into_owned()))),
+            None => Err(self.invalid(target, "a `$ref` must point at a schema")),
         }
-        match source.as_deref().and_then(|s| at(s, target)) {
-            Some(Value::Object(map)) => Ok(Some(Cow::Owned(
-                self.with_absolute_refs(map, target).into_owned(),
-            ))),
-            Some(Value::Bool(true)) => Ok(Some(Cow::Owned(Map::new()))),
+    }
+
+    /// `found`, the schema at `target`, as an object with every nested `$ref` made
+    /// absolute (`true` is `{}`, `false` is `{"not": {}}`).
+    fn as_object<'v>(
+        &self,
+        found: Option<&'v Value>,
+        target: &Location,
+    ) -> Result<Cow<'v, Map<String, Value>>, CompileError> {
+        match found {
+            Some(Value::Object(map)) => Ok(self.with_absolute_refs(map, target)),
+            Some(Value::Bool(true)) => Ok(Cow::Owned(Map::new())),
             Some(Value::Bool(false)) => {
                 let mut never = Map::new();
                 never.insert("not".to_string(), Value::Object(Map::new()));
-                Ok(Some(Cow::Owned(never)))
+                Ok(Cow::Owned(never))
             }
             _ => Err(self.invalid(target, "a `$ref` must point at a schema")),
         }
