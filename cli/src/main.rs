@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 /// mimalloc rather than the system allocator: compiling a schema makes many small trees.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: gbnfc_alloc::MiMalloc = gbnfc_alloc::MiMalloc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use gbnfc_compiler::schema::Whitespace;
