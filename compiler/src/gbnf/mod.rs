@@ -20,3 +20,4 @@ pub use charset::{CharSet, MAX_CHAR};
 pub use check::{check, is_clean};
 pub use flat::{Flat, LowerError, Origin, Production, Sym, Terminal};
 pub use parse::{parse, ParseError};
+pub(crate) use print::push_number;

@@ -194,10 +194,11 @@ fn parenthesized(out: &mut String, expr: &Expr) {
 }
 
 /// Writes `n` in decimal.
-fn push_number(out: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
+/// Appends `n` in decimal (without the formatting machinery `write!` goes through).
+pub(crate) fn push_number(out: &mut String, n: impl Into<u64>) {
+    let mut digits = [0u8; 20];
     let mut at = digits.len();
-    let mut rest = n;
+    let mut rest: u64 = n.into();
     loop {
         at -= 1;
         digits[at] = b'0' + (rest % 10) as u8;

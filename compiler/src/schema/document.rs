@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -59,8 +58,8 @@ impl Location {
     pub fn index(&self, index: usize) -> Location {
         let mut pointer = String::with_capacity(self.pointer.len() + 4);
         pointer.push_str(&self.pointer);
-        // Writing to a String cannot fail.
-        let _ = write!(pointer, "/{index}");
+        pointer.push('/');
+        crate::gbnf::push_number(&mut pointer, index as u64);
         Location {
             doc: self.doc,
             pointer,

@@ -369,11 +369,11 @@ pub fn object(
         // Name the pieces so shared tails are written once: T(k) is used by T(k-1) and
         // S(k-1); S(k) only by an optional S(k-1).
         if many && k > 0 {
-            tail = e.add_rule(&format!("{hint}-tail-{k}"), new_tail);
+            tail = e.add_rule(&numbered(&hint, "-tail-", k), new_tail);
             start = if members[k - 1].required {
                 new_start
             } else {
-                e.add_rule(&format!("{hint}-from-{k}"), new_start)
+                e.add_rule(&numbered(&hint, "-from-", k), new_start)
             };
         } else {
             tail = new_tail;
@@ -382,6 +382,16 @@ pub fn object(
     }
     let body = Expr::seq([open, start, close]);
     Ok(e.add_rule(&hint, body))
+}
+
+/// `{hint}{tag}{k}`, a rule-name hint for the `k`th piece of a chain (built directly: an
+/// object with many members names two pieces per member).
+fn numbered(hint: &str, tag: &str, k: usize) -> String {
+    let mut name = String::with_capacity(hint.len() + tag.len() + 4);
+    name.push_str(hint);
+    name.push_str(tag);
+    crate::gbnf::push_number(&mut name, k as u64);
+    name
 }
 
 /// What `patternProperties` adds to an object's members.

@@ -134,9 +134,10 @@ pub fn original(sites: &[MergeSite], place: &Location) -> Location {
         let (token, tail) = below.split_once('/').unwrap_or((below, ""));
         let (origin, tail) = match site.origins.get(token) {
             Some(None) if !tail.is_empty() => {
-                // A member traced on its own (a made-up `allOf`'s, a property's)?
+                // A member traced on its own (a made-up `allOf`'s, a property's)? Its key,
+                // `token/index`, is where `below` starts.
                 let (index, rest) = tail.split_once('/').unwrap_or((tail, ""));
-                match site.origins.get(&format!("{token}/{index}")) {
+                match site.origins.get(&below[..token.len() + 1 + index.len()]) {
                     Some(member) => (member, rest),
                     None => (&None, tail),
                 }
