@@ -72,14 +72,28 @@ impl Location {
         if self.doc == 0 {
             self.pointer.clone()
         } else {
-            let uri = document
-                .docs
-                .borrow()
-                .get(self.doc)
-                .map(|d| d.uri.clone())
-                .unwrap_or_default();
-            format!("{uri}#{}", self.pointer)
+            self.uri_and_pointer(document)
         }
+    }
+
+    /// [`Location::describe`], taking the location (the input's pointer is not copied).
+    pub fn into_description(self, document: &Document) -> String {
+        if self.doc == 0 {
+            self.pointer
+        } else {
+            self.uri_and_pointer(document)
+        }
+    }
+
+    /// `uri#pointer`.
+    fn uri_and_pointer(&self, document: &Document) -> String {
+        let uri = document
+            .docs
+            .borrow()
+            .get(self.doc)
+            .map(|d| d.uri.clone())
+            .unwrap_or_default();
+        format!("{uri}#{}", self.pointer)
     }
 }
 

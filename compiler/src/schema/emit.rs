@@ -181,7 +181,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         keyword: &str,
         message: impl Into<String>,
     ) -> Result<(), CompileError> {
-        let pointer = self.place(&at.child(keyword));
+        let pointer = self.place(at.child(keyword));
         let message = message.into();
         if self.options.strict {
             return Err(CompileError::Strict {
@@ -190,30 +190,30 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 message,
             });
         }
-        self.note(&pointer, keyword, KeywordStatus::ValidationOnly, message);
+        self.note(pointer, keyword, KeywordStatus::ValidationOnly, message);
         Ok(())
     }
 
     /// Records that the grammar accepts a subset of what `keyword` allows (sound, not
     /// complete), with the reason.
     pub fn restricted(&mut self, at: &Location, keyword: &str, message: impl Into<String>) {
-        let pointer = self.place(&at.child(keyword));
-        self.note(&pointer, keyword, KeywordStatus::Restricted, message.into());
+        let pointer = self.place(at.child(keyword));
+        self.note(pointer, keyword, KeywordStatus::Restricted, message.into());
     }
 
     /// How a diagnostic names `at`: the pointer (and document) where the user wrote it,
     /// also inside a schema made by merging ([`provenance`]).
-    fn place(&self, at: &Location) -> String {
+    fn place(&self, at: Location) -> String {
         if self.merges.is_empty() {
-            at.describe(self.doc)
+            at.into_description(self.doc)
         } else {
-            provenance::original(&self.merges, at).describe(self.doc)
+            provenance::original(&self.merges, at).into_description(self.doc)
         }
     }
 
-    fn note(&mut self, pointer: &str, keyword: &str, status: KeywordStatus, message: String) {
+    fn note(&mut self, pointer: String, keyword: &str, status: KeywordStatus, message: String) {
         let diagnostic = SchemaDiagnostic {
-            pointer: pointer.to_string(),
+            pointer,
             keyword: keyword.to_string(),
             status,
             message,
@@ -229,11 +229,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if new {
             self.diagnostics.push(diagnostic.clone());
         }
-        match self.explain_index.get(pointer) {
+        match self.explain_index.get(&diagnostic.pointer) {
             Some(&i) => self.explain[i] = diagnostic,
             None => {
                 self.explain_index
-                    .insert(pointer.to_string(), self.explain.len());
+                    .insert(diagnostic.pointer.clone(), self.explain.len());
                 self.explain.push(diagnostic);
             }
         }
@@ -270,7 +270,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             if status != KeywordStatus::Unknown && !self.options.explain {
                 continue;
             }
-            let pointer = self.place(&at.child(key));
+            let pointer = self.place(at.child(key));
             if !self.explained.insert((pointer.clone(), key.clone())) {
                 continue;
             }
@@ -284,7 +284,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                             .unwrap_or_default()
                     })
                     .clone();
-                self.note(&pointer, key, status, hint);
+                self.note(pointer, key, status, hint);
             } else if !self.explain_index.contains_key(&pointer) {
                 self.explain_index
                     .insert(pointer.clone(), self.explain.len());
@@ -333,7 +333,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An error for an input that is not a valid schema.
     pub fn invalid(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Invalid {
-            pointer: self.place(at),
+            pointer: self.place(at.clone()),
             message: message.into(),
         }
     }
@@ -341,7 +341,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// An error for a schema that accepts nothing.
     pub fn unsatisfiable(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Unsatisfiable {
-            pointer: self.place(at),
+            pointer: self.place(at.clone()),
             message: message.into(),
         }
     }
@@ -614,7 +614,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 if self.depth > MAX_DEPTH {
                     self.depth -= 1;
                     return Err(CompileError::TooLarge {
-                        pointer: self.place(at),
+                        pointer: self.place(at.clone()),
                         message: format!("schemas nested more than {MAX_DEPTH} deep"),
                     });
                 }

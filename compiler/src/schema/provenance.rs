@@ -118,8 +118,7 @@ fn member_origin(origins: &Origins, token: &str, name: &str) -> Option<Location>
 /// The place in the user's documents that `place`, named inside the merged objects of
 /// `sites` (outermost first), stands for. A place below a keyword the merge combined
 /// becomes that site's `combined_at`; a place outside every site is returned as it is.
-pub fn original(sites: &[MergeSite], place: &Location) -> Location {
-    let mut place = place.clone();
+pub fn original(sites: &[MergeSite], mut place: Location) -> Location {
     for site in sites.iter().rev() {
         if place.doc != site.at.doc {
             continue;
@@ -201,14 +200,14 @@ mod tests {
         let a = object(json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
         let b = object(json!({"not": {"const": 3}, "minimum": 1}));
         let sites = root_all_of(&[&a, &b]);
-        assert_eq!(original(&sites, &at("/not")), at("/allOf/1/not"));
+        assert_eq!(original(&sites, at("/not")), at("/allOf/1/not"));
         assert_eq!(
-            original(&sites, &at("/anyOf/1/type")),
+            original(&sites, at("/anyOf/1/type")),
             at("/allOf/0/anyOf/1/type")
         );
         // Outside every merged keyword: unchanged.
-        assert_eq!(original(&sites, &at("/$defs/x")), at("/$defs/x"));
-        assert_eq!(original(&sites, &at("/allOfx")), at("/allOfx"));
+        assert_eq!(original(&sites, at("/$defs/x")), at("/$defs/x"));
+        assert_eq!(original(&sites, at("/allOfx")), at("/allOfx"));
     }
 
     #[test]
@@ -216,8 +215,8 @@ mod tests {
         let a = object(json!({"minimum": 1, "anyOf": [{"type": "integer"}]}));
         let b = object(json!({"minimum": 2, "anyOf": [{"multipleOf": 2}]}));
         let sites = root_all_of(&[&a, &b]);
-        assert_eq!(original(&sites, &at("/minimum")), at("/allOf"));
-        assert_eq!(original(&sites, &at("/anyOf/0/multipleOf")), at("/allOf"));
+        assert_eq!(original(&sites, at("/minimum")), at("/allOf"));
+        assert_eq!(original(&sites, at("/anyOf/0/multipleOf")), at("/allOf"));
     }
 
     #[test]
@@ -226,15 +225,15 @@ mod tests {
         let b = object(json!({"properties": {"y": {"type": "string"}, "both": {"maximum": 9}}}));
         let sites = root_all_of(&[&a, &b]);
         assert_eq!(
-            original(&sites, &at("/properties/x/type")),
+            original(&sites, at("/properties/x/type")),
             at("/allOf/0/properties/x/type")
         );
         assert_eq!(
-            original(&sites, &at("/properties/y/type")),
+            original(&sites, at("/properties/y/type")),
             at("/allOf/1/properties/y/type")
         );
         assert_eq!(
-            original(&sites, &at("/properties/both/minimum")),
+            original(&sites, at("/properties/both/minimum")),
             at("/allOf")
         );
     }
@@ -248,15 +247,15 @@ mod tests {
         let c = object(json!({"minProperties": 1}));
         let sites = root_all_of(&[&a, &b, &c]);
         assert_eq!(
-            original(&sites, &at("/properties/x/type")),
+            original(&sites, at("/properties/x/type")),
             at("/allOf/0/properties/x/type")
         );
         assert_eq!(
-            original(&sites, &at("/properties/y/type")),
+            original(&sites, at("/properties/y/type")),
             at("/allOf/1/properties/y/type")
         );
         assert_eq!(
-            original(&sites, &at("/minProperties")),
+            original(&sites, at("/minProperties")),
             at("/allOf/2/minProperties")
         );
     }
@@ -269,15 +268,15 @@ mod tests {
             combined_at: at("/properties/a"),
         }];
         assert_eq!(
-            original(&sites, &at("/properties/a/allOf/1/format")),
+            original(&sites, at("/properties/a/allOf/1/format")),
             at("/patternProperties/^a/format")
         );
         assert_eq!(
-            original(&sites, &at("/properties/a/allOf/0")),
+            original(&sites, at("/properties/a/allOf/0")),
             at("/properties/a")
         );
         assert_eq!(
-            original(&sites, &at("/properties/a/allOf")),
+            original(&sites, at("/properties/a/allOf")),
             at("/properties/a")
         );
     }
@@ -307,9 +306,9 @@ mod tests {
             combined_at: at("/anyOf/1"),
         };
         let sites = [outer, inner];
-        assert_eq!(original(&sites, &at("/anyOf/1/not")), at("/allOf/1/not"));
+        assert_eq!(original(&sites, at("/anyOf/1/not")), at("/allOf/1/not"));
         assert_eq!(
-            original(&sites, &at("/anyOf/1/type")),
+            original(&sites, at("/anyOf/1/type")),
             at("/allOf/0/anyOf/1/type")
         );
     }
