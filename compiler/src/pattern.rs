@@ -108,6 +108,47 @@ pub enum PatternError {
 /// assert!(!r.recognize("555-12345").accepted);
 /// ```
 pub fn pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
+    match plain_text(pattern) {
+        Some((text, start, end)) if !text.is_empty() => Ok(text_expr(text, start, end)),
+        _ => parsed_pattern_expr(pattern),
+    }
+}
+
+/// A pattern with no ECMA syntax outside its anchors, the commonest kind (`^x-`, `_id$`,
+/// `99`): the text to find, whether it must start the string (`^`) and whether it must
+/// end it (`$`).
+fn plain_text(pattern: &str) -> Option<(&str, bool, bool)> {
+    /// What ECMA reads as syntax outside a class.
+    const SYNTAX: &[char] = &[
+        '^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|',
+    ];
+    let (start, rest) = match pattern.strip_prefix('^') {
+        Some(rest) => (true, rest),
+        None => (false, pattern),
+    };
+    let (end, text) = match rest.strip_suffix('$') {
+        Some(text) => (true, text),
+        None => (false, rest),
+    };
+    (!text.contains(SYNTAX)).then_some((text, start, end))
+}
+
+/// The expression of a plain-text pattern ([`plain_text`], non-empty `text`), built
+/// directly: what [`parsed_pattern_expr`] makes of it, without a regex parser.
+fn text_expr(text: &str, start: bool, end: bool) -> Expr {
+    let mut seq = Vec::with_capacity(3);
+    if !start {
+        seq.push(any_star());
+    }
+    seq.push(Expr::literal(encode_str(text)));
+    if !end {
+        seq.push(any_star());
+    }
+    Expr::seq(seq)
+}
+
+/// [`pattern_expr`] through regex-syntax's parser: any pattern.
+fn parsed_pattern_expr(pattern: &str) -> Result<Expr, PatternError> {
     let translated = to_regex_syntax(pattern)?;
     let hir = parser().parse(&translated).map_err(syntax_error)?;
     let expr = search_expr(&hir)?;
@@ -159,19 +200,7 @@ impl PatternTest {
     /// # Errors
     /// When `expr` cannot be recognized (too large to lower).
     pub fn new(pattern: &str, expr: &Expr) -> Result<Self, crate::recognize::RecognizeError> {
-        /// What ECMA reads as syntax outside a class; a pattern free of them is text.
-        const SYNTAX: &[char] = &[
-            '^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|',
-        ];
-        let (start, rest) = match pattern.strip_prefix('^') {
-            Some(rest) => (true, rest),
-            None => (false, pattern),
-        };
-        let (end, text) = match rest.strip_suffix('$') {
-            Some(text) => (true, text),
-            None => (false, rest),
-        };
-        if !text.contains(SYNTAX) {
+        if let Some((text, start, end)) = plain_text(pattern) {
             return Ok(PatternTest::Text {
                 text: text.to_string(),
                 start,
@@ -1248,6 +1277,40 @@ fn guard_size(e: &Expr) -> Result<(), PatternError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+
+    #[test]
+    fn plain_text_patterns_skip_the_parser_and_get_the_same_expression() {
+        for pattern in [
+            "99",
+            "^x-",
+            "_id$",
+            "^exact$",
+            "a-b c/d",
+            "say \"hi\"",
+            "tab\there",
+            "ünï",
+            "😀",
+            "^-$",
+            "x,y:z",
+            "=&%#@!~`'<>;",
+        ] {
+            assert!(plain_text(pattern).is_some(), "{pattern}");
+            assert_eq!(
+                pattern_expr(pattern).unwrap(),
+                parsed_pattern_expr(pattern).unwrap(),
+                "{pattern}"
+            );
+        }
+        // Syntax, or nothing to find between the anchors: the parser's.
+        for pattern in [
+            "a.b", "a|b", "^$", "", "^", "$", "a\\.b", "(a)", "a{2}", "[ab]", "a+",
+        ] {
+            assert!(
+                plain_text(pattern).is_none_or(|(text, ..)| text.is_empty()),
+                "{pattern}"
+            );
+        }
+    }
 
     #[test]
     fn lexer_spells_out_ecma_meanings() {
