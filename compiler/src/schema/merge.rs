@@ -12,21 +12,21 @@ use super::keywords::{is_annotation, is_known};
 use super::lookup::Lookup;
 
 /// The result of a merge: the merged schema, and the keywords it could not intersect.
-pub struct Merged {
+pub struct Merged<'k> {
     /// The merged schema object.
     pub schema: Map<String, Value>,
     /// Keywords whose intersection is not exact (the first schema's value was kept).
-    pub conflicts: Vec<String>,
+    pub conflicts: Vec<&'k str>,
     /// Keywords whose value the merge made from both sides (or rewrote); every other
     /// keyword is the first schema's value or, where only the second has it, the
     /// second's, unchanged.
-    pub combined: Vec<String>,
+    pub combined: Vec<&'k str>,
     /// The first schema's value, or its absence, of each keyword the merge wrote or
     /// removed.
-    before: Before,
+    before: Before<'k>,
 }
 
-impl Merged {
+impl Merged<'_> {
     /// The first schema's value of `key` before the merge.
     pub fn first_side(&self, key: &str) -> Option<&Value> {
         self.before.first_side(key, &self.schema)
@@ -35,46 +35,50 @@ impl Merged {
 
 /// The first side's values of the keywords a merge has overwritten so far, each kept the
 /// first time it is written: the merge builds its result in the first side's own map and
-/// copies only what it replaces.
+/// copies only what it replaces. The keywords are the second side's (or constants): the
+/// merge borrows them rather than copying each.
 #[derive(Default)]
-struct Before(Vec<(String, Option<Value>)>);
+struct Before<'k>(Vec<(&'k str, Option<Value>)>);
 
-impl Before {
+impl<'k> Before<'k> {
     /// The first side's `key`, given the map being written (`out`).
     fn first_side<'m>(&'m self, key: &str, out: &'m Map<String, Value>) -> Option<&'m Value> {
-        match self.0.iter().find(|(k, _)| k == key) {
+        match self.0.iter().find(|(k, _)| *k == key) {
             Some((_, value)) => value.as_ref(),
             None => out.kw(key),
         }
     }
 
     /// Writes `value` at `key` in `out`, keeping the value it replaces.
-    fn set(&mut self, out: &mut Map<String, Value>, key: &str, value: Value) {
+    fn set(&mut self, out: &mut Map<String, Value>, key: &'k str, value: Value) {
         let old = out.insert(key.to_string(), value);
         self.keep(key, old);
     }
 
     /// Removes `key` from `out`, keeping the order of the rest, and keeps its value.
-    fn shift_remove(&mut self, out: &mut Map<String, Value>, key: &str) {
+    fn shift_remove(&mut self, out: &mut Map<String, Value>, key: &'k str) {
         let old = out.shift_remove(key);
         self.keep(key, old);
     }
 
     /// Removes `key` from `out`, moving the last member into its place (serde_json's
     /// `remove`), and keeps its value.
-    fn swap_remove(&mut self, out: &mut Map<String, Value>, key: &str) {
+    fn swap_remove(&mut self, out: &mut Map<String, Value>, key: &'k str) {
         let old = out.swap_remove(key);
         self.keep(key, old);
     }
 
     /// The first side, with `out` the map being written.
-    fn over<'m>(&'m self, out: &'m Map<String, Value>) -> FirstSide<'m> {
+    fn over<'m>(&'m self, out: &'m Map<String, Value>) -> FirstSide<'m>
+    where
+        'k: 'm,
+    {
         FirstSide { out, before: self }
     }
 
-    fn keep(&mut self, key: &str, old: Option<Value>) {
-        if !self.0.iter().any(|(k, _)| k == key) {
-            self.0.push((key.to_string(), old));
+    fn keep(&mut self, key: &'k str, old: Option<Value>) {
+        if !self.0.iter().any(|(k, _)| *k == key) {
+            self.0.push((key, old));
         }
     }
 }
@@ -82,7 +86,7 @@ impl Before {
 /// The first side of a merge while its result is written over it.
 struct FirstSide<'m> {
     out: &'m Map<String, Value>,
-    before: &'m Before,
+    before: &'m Before<'m>,
 }
 
 impl Lookup for FirstSide<'_> {
@@ -93,7 +97,7 @@ impl Lookup for FirstSide<'_> {
 
 /// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
 /// already inlined.
-pub fn merge(a: &Map<String, Value>, b: &Map<String, Value>) -> Merged {
+pub fn merge<'k>(a: &Map<String, Value>, b: &'k Map<String, Value>) -> Merged<'k> {
     merge_owned(a.clone(), b)
 }
 
@@ -111,7 +115,7 @@ fn keyed(m: &impl Lookup) -> bool {
 
 /// [`merge`], taking `a` to build the result in (only the keywords the merge replaces
 /// are kept aside).
-pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged {
+pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged<'_> {
     let mut out = whole;
     let mut before = Before::default();
     let mut conflicts = Vec::new();
@@ -120,12 +124,12 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
         let a = before.over(&out);
         // Merging patterns with another side's keys cannot be exact.
         if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(&a)) {
-            conflicts.push("patternProperties".to_string());
+            conflicts.push("patternProperties");
         }
         // What is "unevaluated" depends on the schemas around it: merging changes it.
         for key in UNEVALUATED {
             if restricts(&a, key) || restricts(b, key) {
-                conflicts.push(key.to_string());
+                conflicts.push(key);
             }
         }
     }
@@ -190,10 +194,10 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
         match (merged, distributed) {
             (Some(value), _) | (None, Some(Some(value))) => {
                 before.set(&mut out, key, value);
-                combined.push(key.clone());
+                combined.push(key.as_str());
             }
             (None, _) if matches!(key.as_str(), "enum" | "const") => {}
-            (None, _) => conflicts.push(key.clone()),
+            (None, _) => conflicts.push(key.as_str()),
         }
     }
     // A keyword kept from one side only leaves the other side's keys (items) unevaluated
@@ -209,14 +213,14 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged 
     if let Some(values) = enums {
         before.swap_remove(&mut out, "const");
         before.set(&mut out, "enum", Value::Array(values));
-        combined.push("enum".to_string());
+        combined.push("enum");
     }
     // Properties that one side declares and the other treats as "additional".
     if cross_both(&mut out, &mut before, b, "properties", cross_additional) {
-        combined.push("properties".to_string());
+        combined.push("properties");
     }
     if cross_both(&mut out, &mut before, b, "prefixItems", cross_items) {
-        combined.push("prefixItems".to_string());
+        combined.push("prefixItems");
     }
     Merged {
         schema: out,
@@ -235,9 +239,9 @@ type Cross = for<'v> fn(&dyn Lookup, &dyn Lookup, Option<&'v Value>) -> Option<C
 /// time it returns a value; returns whether it did.
 fn cross_both(
     out: &mut Map<String, Value>,
-    before: &mut Before,
+    before: &mut Before<'_>,
     b: &Map<String, Value>,
-    key: &str,
+    key: &'static str,
     cross: Cross,
 ) -> bool {
     let mut crossed = false;
@@ -498,9 +502,10 @@ mod tests {
 
     #[test]
     fn intersects_bounds_types_and_required() {
+        let second = obj(json!({"type": "integer", "minimum": 5, "maximum": 9, "required": ["b"]}));
         let m = merge(
             &obj(json!({"type": ["number", "string"], "minimum": 1, "required": ["a"]})),
-            &obj(json!({"type": "integer", "minimum": 5, "maximum": 9, "required": ["b"]})),
+            &second,
         );
         assert!(m.conflicts.is_empty());
         assert_eq!(m.schema["type"], json!(["integer"]));
@@ -529,19 +534,18 @@ mod tests {
 
     #[test]
     fn enums_intersect_and_patterns_conflict() {
-        let m = merge(
-            &obj(json!({"enum": [1, 2, 3], "pattern": "a"})),
-            &obj(json!({"enum": [2.0, 3, 4], "pattern": "b"})),
-        );
+        let second = obj(json!({"enum": [2.0, 3, 4], "pattern": "b"}));
+        let m = merge(&obj(json!({"enum": [1, 2, 3], "pattern": "a"})), &second);
         assert_eq!(m.schema["enum"], json!([2, 3]));
         assert_eq!(m.conflicts, vec!["pattern".to_string()]);
     }
 
     #[test]
     fn nested_all_ofs_concatenate_and_unknown_keywords_do_not_conflict() {
+        let second = obj(json!({"allOf": [{"maximum": 9}], "help": "two"}));
         let m = merge(
             &obj(json!({"allOf": [{"minimum": 1}], "help": "one"})),
-            &obj(json!({"allOf": [{"maximum": 9}], "help": "two"})),
+            &second,
         );
         assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
         assert_eq!(m.schema["allOf"], json!([{"minimum": 1}, {"maximum": 9}]));
@@ -550,9 +554,10 @@ mod tests {
     #[test]
     fn an_inner_unevaluated_keyword_replaces_the_outer_one() {
         // The inner `true` evaluates every property, so the outer `false` restricts nothing.
+        let second = obj(json!({"unevaluatedProperties": true}));
         let m = merge(
             &obj(json!({"properties": {"a": {}}, "unevaluatedProperties": false})),
-            &obj(json!({"unevaluatedProperties": true})),
+            &second,
         );
         assert_eq!(m.conflicts, vec!["unevaluatedProperties".to_string()]);
         assert_eq!(m.schema["unevaluatedProperties"], json!(true));
@@ -560,9 +565,10 @@ mod tests {
 
     #[test]
     fn properties_additional_in_one_side_obey_its_additional_schema() {
+        let second = obj(json!({"properties": {"b": {"type": "string"}}}));
         let m = merge(
             &obj(json!({"properties": {"a": {}}, "additionalProperties": false})),
-            &obj(json!({"properties": {"b": {"type": "string"}}})),
+            &second,
         );
         assert_eq!(m.schema["properties"]["b"], json!(false));
         assert_eq!(m.schema["additionalProperties"], json!(false));

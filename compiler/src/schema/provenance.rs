@@ -64,7 +64,7 @@ pub fn of_merge(
     origins.reserve(merged.schema.len());
     for (key, value) in &merged.schema {
         let token = escape_token(key);
-        let origin = if merged.combined.contains(key) {
+        let origin = if merged.combined.contains(&key.as_str()) {
             None
         } else if merged.first_side(key).is_some() {
             // Kept from the first side: a place it was written moves over as it is
