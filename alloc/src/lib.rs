@@ -30,20 +30,12 @@ pub struct MiMalloc;
 unsafe impl GlobalAlloc for MiMalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.align() <= WORD {
-            ffi::mi_malloc(layout.size()).cast()
-        } else {
-            ffi::mi_malloc_aligned(layout.size(), layout.align()).cast()
-        }
+        by_alignment(layout, ffi::mi_malloc, ffi::mi_malloc_aligned)
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.align() <= WORD {
-            ffi::mi_zalloc(layout.size()).cast()
-        } else {
-            ffi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-        }
+        by_alignment(layout, ffi::mi_zalloc, ffi::mi_zalloc_aligned)
     }
 
     #[inline]
@@ -58,5 +50,23 @@ unsafe impl GlobalAlloc for MiMalloc {
         } else {
             ffi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align()).cast()
         }
+    }
+}
+
+/// A new block for `layout`: from `plain(size)` when a word's alignment is enough (every
+/// block has it), else from `aligned(size, align)`.
+///
+/// # Safety
+/// As [`GlobalAlloc::alloc`]: `layout` has a non-zero size.
+#[inline]
+unsafe fn by_alignment(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    if layout.align() <= WORD {
+        plain(layout.size()).cast()
+    } else {
+        aligned(layout.size(), layout.align()).cast()
     }
 }
