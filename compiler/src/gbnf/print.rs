@@ -193,7 +193,6 @@ fn parenthesized(out: &mut String, expr: &Expr) {
     out.push(')');
 }
 
-/// Writes `n` in decimal.
 /// Appends `n` in decimal (without the formatting machinery `write!` goes through).
 pub(crate) fn push_number(out: &mut String, n: impl Into<u64>) {
     let mut digits = [0u8; 20];
