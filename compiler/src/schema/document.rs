@@ -66,27 +66,12 @@ impl Location {
         }
     }
 
-    /// How to name this place in a message: the pointer, prefixed with the document's URI
-    /// when it is not the input.
-    pub fn describe(&self, document: &Document) -> String {
-        if self.doc == 0 {
-            self.pointer.clone()
-        } else {
-            self.uri_and_pointer(document)
-        }
-    }
-
-    /// [`Location::describe`], taking the location (the input's pointer is not copied).
+    /// How to name this place in a message: the pointer (handed over, not copied),
+    /// prefixed with the document's URI when it is not the input.
     pub fn into_description(self, document: &Document) -> String {
         if self.doc == 0 {
-            self.pointer
-        } else {
-            self.uri_and_pointer(document)
+            return self.pointer;
         }
-    }
-
-    /// `uri#pointer`.
-    fn uri_and_pointer(&self, document: &Document) -> String {
         let uri = document
             .docs
             .borrow()
@@ -389,7 +374,7 @@ impl<'r> Document<'r> {
         {
             return Err(unresolved(format!(
                 "nothing at `{}`",
-                location.describe(self)
+                location.into_description(self)
             )));
         }
         Ok(location)

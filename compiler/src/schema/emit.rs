@@ -204,11 +204,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// How a diagnostic names `at`: the pointer (and document) where the user wrote it,
     /// also inside a schema made by merging ([`provenance`]).
     fn place(&self, at: Location) -> String {
-        if self.merges.is_empty() {
-            at.into_description(self.doc)
+        let written = if self.merges.is_empty() {
+            at
         } else {
-            provenance::original(&self.merges, at).into_description(self.doc)
-        }
+            provenance::original(&self.merges, at)
+        };
+        written.into_description(self.doc)
     }
 
     fn note(&mut self, pointer: String, keyword: &str, status: KeywordStatus, message: String) {
