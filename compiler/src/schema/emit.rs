@@ -20,7 +20,7 @@ use super::blocks;
 use super::document::{at, Document, Location, Source};
 use super::keywords::{self, is_annotation, is_known, TYPES};
 use super::lookup::Lookup;
-use super::merge::{merge_owned, restricts};
+use super::merge::{self, merge_owned, restricts};
 use super::provenance::{self, MergeSite, Origins};
 use super::{canon, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace};
 use crate::gbnf::ast::CompactString;
@@ -829,16 +829,34 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
         keyword: &str,
     ) -> Result<(Map<String, Value>, Origins), CompileError> {
+        if a.is_empty() {
+            // Merged into nothing, `b` is kept as it is, each keyword where `b` has it:
+            // the usual first member of an `allOf`, copied whole rather than key by key.
+            self.merge_conflicts(merge::conflicts_alone(b), at, keyword)?;
+            return Ok((b.clone(), provenance::written_at(b, b_at)));
+        }
         let merged = merge_owned(a, b);
-        for conflict in &merged.conflicts {
+        self.merge_conflicts(merged.conflicts.iter().copied(), at, keyword)?;
+        let origins = provenance::of_merge(&merged, a_origins, b, b_at);
+        Ok((merged.schema, origins))
+    }
+
+    /// Reports the keywords a merge for `keyword` at `at` could not intersect exactly as
+    /// validation-only.
+    fn merge_conflicts<'k>(
+        &mut self,
+        conflicts: impl IntoIterator<Item = &'k str>,
+        at: &Location,
+        keyword: &str,
+    ) -> Result<(), CompileError> {
+        for conflict in conflicts {
             self.validation_only(
                 at,
                 keyword,
                 format!("`{conflict}` appears on both sides and cannot be intersected exactly"),
             )?;
         }
-        let origins = provenance::of_merge(&merged, a_origins, b, b_at);
-        Ok((merged.schema, origins))
+        Ok(())
     }
 
     /// Takes `unevaluated` (one of [`UNEVALUATED`]) out of `map` when it restricts

@@ -101,6 +101,13 @@ pub fn merge<'k>(a: &Map<String, Value>, b: &'k Map<String, Value>) -> Merged<'k
     merge_owned(a.clone(), b)
 }
 
+/// The keywords [`merge_owned`] reports as conflicts when the first side is empty (the
+/// merged schema is then `b` as it is): `b`'s own `unevaluated*`, since what is
+/// unevaluated depends on the schemas around it.
+pub fn conflicts_alone(b: &Map<String, Value>) -> impl Iterator<Item = &'static str> + '_ {
+    UNEVALUATED.into_iter().filter(|key| restricts(b, key))
+}
+
 /// Which keys are "additional" depends on these keywords of the same schema object.
 fn keyed(m: &impl Lookup) -> bool {
     [
@@ -530,6 +537,27 @@ mod tests {
         // `properties` was rewritten (b's `b` is additional on the first side).
         assert_eq!(m.schema["properties"], json!({"a": {}, "b": false}));
         assert_eq!(m.first_side("properties"), Some(&json!({"a": {}})));
+    }
+
+    #[test]
+    fn merged_into_nothing_a_schema_stays_as_it_is() {
+        for b in [
+            json!({"enum": [1, 2], "const": 2, "type": "integer"}),
+            json!({"properties": {"a": {}}, "additionalProperties": false, "patternProperties": {"x": {}}}),
+            json!({"prefixItems": [{}], "items": {"type": "string"}, "unevaluatedItems": false}),
+            json!({"unevaluatedProperties": {"type": "null"}, "unevaluatedItems": true, "allOf": [{}]}),
+        ] {
+            let b = obj(b);
+            let m = merge_owned(Map::new(), &b);
+            assert_eq!(m.schema, b);
+            assert!(m.schema.keys().eq(b.keys()), "order of {b:?}");
+            assert_eq!(
+                m.conflicts,
+                conflicts_alone(&b).collect::<Vec<_>>(),
+                "{b:?}"
+            );
+            assert!(m.combined.is_empty(), "{b:?}");
+        }
     }
 
     #[test]

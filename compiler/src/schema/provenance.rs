@@ -195,6 +195,17 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_merged_into_nothing_is_traced_as_written() {
+        let b = object(json!({
+            "properties": {"a/b": {}}, "patternProperties": {"x": {}},
+            "dependentSchemas": {"a": {}}, "enum": [1], "~x": 2
+        }));
+        let merged = merge(&Map::new(), &b);
+        let traced = of_merge(&merged, Origins::default(), &b, &at("/allOf/0"));
+        assert_eq!(traced, written_at(&b, &at("/allOf/0")));
+    }
+
+    #[test]
     fn keywords_copied_by_a_merge_lead_back_to_where_they_were_written() {
         // {"allOf": [{"anyOf": [..]}, {"not": ..}]} at the root
         let a = object(json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
