@@ -16,7 +16,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
 
@@ -650,15 +649,21 @@ fn not_suffix(e: &mut Emitter<'_, '_, '_>, suffix: &[char]) -> Expr {
     let mut arms = Vec::with_capacity(suffix.len() + 1);
     let mut end = 0;
     for &c in suffix {
-        let stop_or_turn = other_start(e, &[c], Stop::Yes);
-        arms.push(Expr::seq([Expr::literal(&text[..end]), stop_or_turn]));
+        arms.push(after(&text[..end], other_start(e, &[c], Stop::Yes)));
         end += c.len_utf8();
     }
-    arms.push(Expr::seq([
-        Expr::literal(text),
-        other_start(e, &[], Stop::No),
-    ]));
+    arms.push(after(&text, other_start(e, &[], Stop::No)));
     Expr::alt(arms)
+}
+
+/// `prefix` then the rule `rule` (an [`other_start`] reference): [`Expr::seq`]'s normal
+/// form, built directly, as each of a flat exclusion's many arms is.
+fn after(prefix: &str, rule: Expr) -> Expr {
+    if prefix.is_empty() {
+        rule
+    } else {
+        Expr::Seq(vec![Expr::Literal(prefix.into()), rule])
+    }
 }
 
 /// May the key contents end where an [`other_start`] rule begins?
@@ -687,21 +692,35 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Ex
     if excluded.len() > 16 {
         return body(e).into_owned();
     }
-    let mut name = String::with_capacity(OR_STOP_PREFIX.len() + 2 * excluded.len());
-    name.push_str(if stop_too {
+    // The prefix, then each character: itself when a letter or digit, else `-{hex}-`.
+    let mut name = [0u8; OR_STOP_PREFIX.len() + 16 * "-10ffff-".len()];
+    let prefix = if stop_too {
         OR_STOP_PREFIX
     } else {
         OTHER_START_PREFIX
-    });
-    for c in excluded {
+    };
+    name[..prefix.len()].copy_from_slice(prefix.as_bytes());
+    let mut len = prefix.len();
+    for &c in excluded {
         if c.is_ascii_alphanumeric() {
-            name.push(*c);
+            name[len] = c as u8;
+            len += 1;
         } else {
-            // Writing to a String cannot fail.
-            let _ = write!(name, "-{:x}-", u32::from(*c));
+            let code = u32::from(c);
+            let digits = (32 - code.leading_zeros()).div_ceil(4).max(1);
+            name[len] = b'-';
+            for i in 0..digits {
+                let nibble = (code >> (4 * (digits - 1 - i))) & 0xf;
+                name[len + 1 + i as usize] = b"0123456789abcdef"[nibble as usize];
+            }
+            len += digits as usize + 1;
+            name[len] = b'-';
+            len += 1;
         }
     }
-    e.named_rule_with(&name, body)
+    // Only ASCII was written.
+    let name = std::str::from_utf8(&name[..len]).unwrap_or_default();
+    e.named_rule_with(name, body)
 }
 
 /// Does `map` hold a validation-only keyword that evaluates properties (so the grammar
@@ -753,6 +772,23 @@ mod tests {
         );
         assert!(!r.recognize(r#"{"cesc":{"a":1,"a":2}}"#).accepted);
         assert!(!r.recognize(r#"{"kx-a":{"b":null,"b":null}}"#).accepted);
+    }
+
+    #[test]
+    fn other_start_rules_are_named_after_their_characters() {
+        let schema = json!({"type": "object", "properties": {
+            "aé": {}, "b_": {}, "c\u{1F600}": {}, "d\u{7F}": {}, "Z9": {}
+        }});
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        let names: Vec<&str> = compiled
+            .grammar
+            .rules
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        for expected in ["ko--e9-", "ko--5f-", "ko--1f600-", "ko--7f-", "ko-9", "kx-"] {
+            assert!(names.contains(&expected), "{expected} in {names:?}");
+        }
     }
 
     #[test]
