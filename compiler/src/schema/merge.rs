@@ -222,11 +222,13 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged<
         before.set(&mut out, "enum", Value::Array(values));
         combined.push("enum");
     }
-    // Properties that one side declares and the other treats as "additional".
-    if cross_both(&mut out, &mut before, b, "properties", cross_additional) {
+    // Properties that one side declares and the other treats as "additional" (each
+    // crossing needs the keyword on one side at least, so in the merged schema).
+    if out.has("properties") && cross_both(&mut out, &mut before, b, "properties", cross_additional)
+    {
         combined.push("properties");
     }
-    if cross_both(&mut out, &mut before, b, "prefixItems", cross_items) {
+    if out.has("prefixItems") && cross_both(&mut out, &mut before, b, "prefixItems", cross_items) {
         combined.push("prefixItems");
     }
     Merged {
@@ -451,32 +453,33 @@ fn merge_prefix(a: &impl Lookup, b: &impl Lookup) -> Option<Value> {
 /// `enum`/`const` on both sides: the values common to both, to be the merged schema's
 /// one `enum` (in place of any `const`).
 fn merge_enums(a: &impl Lookup, b: &impl Lookup) -> Option<Vec<Value>> {
-    fn values(m: &impl Lookup) -> Option<Vec<Value>> {
-        let mut v: Option<Vec<Value>> = m.kw("enum").and_then(Value::as_array).cloned();
-        if let Some(c) = m.kw("const") {
-            v = Some(match v {
-                Some(list) => list.into_iter().filter(|x| json_equal(x, c)).collect(),
-                None => vec![c.clone()],
-            });
+    /// The values `m` allows by `enum` and `const` (borrowed), if it lists any: its
+    /// `enum`'s values, those equal to its `const` when it has both.
+    fn values(m: &impl Lookup) -> Option<Vec<&Value>> {
+        let listed = m.kw("enum").and_then(Value::as_array);
+        match (listed, m.kw("const")) {
+            (Some(list), Some(c)) => Some(list.iter().filter(|x| json_equal(x, c)).collect()),
+            (Some(list), None) => Some(list.iter().collect()),
+            (None, Some(c)) => Some(vec![c]),
+            (None, None) => None,
         }
-        v
     }
     fn listed(m: &impl Lookup) -> bool {
         m.has("enum") || m.has("const")
     }
-    if !listed(a) || !listed(b) {
+    if !listed(b) || !listed(a) {
         // One side at most: its `enum`/`const` is in the merged schema as written.
         return None;
     }
-    match (values(a), values(b)) {
-        (Some(x), Some(y)) => Some(
-            x.into_iter()
-                .filter(|v| y.iter().any(|w| json_equal(v, w)))
-                .collect(),
-        ),
-        (Some(x), None) | (None, Some(x)) => Some(x),
-        (None, None) => None,
-    }
+    let kept: Vec<&Value> = match (values(a), values(b)) {
+        (Some(x), Some(y)) => x
+            .into_iter()
+            .filter(|v| y.iter().any(|w| json_equal(v, w)))
+            .collect(),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => return None,
+    };
+    Some(kept.into_iter().cloned().collect())
 }
 
 /// JSON Schema equality: numbers compare by value (`1` equals `1.0`).
