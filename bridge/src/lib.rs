@@ -4,11 +4,13 @@
 //! ([`model_path`], [`gguf`], [`engine`]), builds prompts with the model's chat template
 //! ([`chat`]), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
 //! keeping small models within their token budget), and turns schemas into validated
-//! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]). It also
+//! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]), retrying
+//! with the problems fed back ([`attempts`], shared with tool calls). It also
 //! asks llama.cpp itself whether it accepts a grammar ([`vocab::Vocab::llama_accepts`]),
 //! and talks to MCP servers ([`mcp`]): tool lists, calls, both hops of validation.
 //! [`tool_calls`] runs constrained tool calls (OpenAI assistant messages), and
 //! [`mcp_loop`] is the host loop joining the model and MCP servers.
+pub mod attempts;
 pub mod backend;
 pub mod chat;
 pub mod closeout;

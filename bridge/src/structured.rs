@@ -14,9 +14,10 @@ use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::schema::{self, KeywordStatus, SchemaDiagnostic};
 use serde_json::Value;
 
+use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message};
 use crate::engine::Engine;
-use crate::generate::{generate, has_token_refs, Finish, GenerateOptions, Stats};
+use crate::generate::{has_token_refs, Finish, GenerateOptions, Stats};
 use crate::openai::{self, FinishReason, Usage};
 use crate::validate::{self, Validator};
 use crate::BridgeError;
@@ -214,60 +215,36 @@ pub fn run_prepared(
     prepared: &Prepared,
     options: &StructuredOptions,
 ) -> Result<Structured, BridgeError> {
-    let mut conversation = match (&prepared.schema, options.schema_in_prompt) {
+    let conversation = match (&prepared.schema, options.schema_in_prompt) {
         (Some(schema), true) => with_schema_instruction(messages, schema),
         _ => messages.to_vec(),
     };
-    let mut stats = Stats::default();
-    let mut errors = Vec::new();
-    let mut last_truncated = None;
-    let mut truncations = 0;
-    for attempt in 0..=options.retries {
-        let prompt = chat::render_prompt(engine, &conversation)?;
-        let generate_options = GenerateOptions {
-            seed: options.generate.seed.wrapping_add(attempt as u32),
-            ..options.generate
-        };
-        let generation = generate(engine, &prompt, Some(&prepared.grammar), &generate_options)?;
-        stats.add(&generation.stats);
-        let problems = match generation.finish {
-            Finish::Truncated => {
-                truncations += 1;
-                last_truncated = Some((generation.stats.generated_tokens, generation.text.clone()));
-                vec![format!(
-                    "the answer was cut off after {} tokens, before it was complete; write a shorter answer",
-                    generation.stats.generated_tokens
-                )]
-            }
+    let grammar = Some(&prepared.grammar);
+    attempts::with_retries(
+        engine,
+        conversation,
+        grammar,
+        &options.generate,
+        options.retries,
+        |generation, attempt| {
+            match generation.finish {
+            Finish::Truncated => Verdict::Retry(vec![format!(
+                "the answer was cut off after {} tokens, before it was complete; write a shorter answer",
+                generation.stats.generated_tokens
+            )]),
             Finish::Stop => {
                 let (problems, value) = prepared.check(&generation.text);
-                if problems.is_empty() {
-                    return Ok(Structured {
-                        text: generation.text,
-                        value,
-                        attempts: attempt + 1,
-                        stats,
-                    });
+                if !problems.is_empty() {
+                    return Verdict::Retry(problems);
                 }
-                last_truncated = None;
-                problems
+                Verdict::Accept(Structured {
+                    text: generation.text.clone(),
+                    value,
+                    attempts: attempt.number,
+                    stats: attempt.stats.clone(),
+                })
             }
-        };
-        errors.extend(
-            problems
-                .iter()
-                .map(|p| format!("attempt {}: {p}", attempt + 1)),
-        );
-        conversation.push(Message::assistant(generation.text));
-        conversation.push(Message::user(feedback(&problems)));
-    }
-    match last_truncated {
-        Some((tokens, text)) if truncations == options.retries + 1 => {
-            Err(BridgeError::Truncated { tokens, text })
         }
-        _ => Err(BridgeError::Invalid {
-            attempts: options.retries + 1,
-            errors,
-        }),
-    }
+        },
+    )
 }

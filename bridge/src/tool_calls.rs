@@ -10,11 +10,11 @@ use gbnfc_compiler::tools::{
 };
 use serde_json::{json, Value};
 
+use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message, ToolCall};
 use crate::engine::Engine;
-use crate::generate::{generate, Finish, GenerateOptions, Stats};
+use crate::generate::{Finish, GenerateOptions, Stats};
 use crate::openai::{self, FinishReason, Usage};
-use crate::structured::feedback;
 use crate::validate::Validator;
 use crate::BridgeError;
 
@@ -239,86 +239,61 @@ pub fn call(
     options: &GenerateOptions,
     retries: usize,
 ) -> Result<CallReply, BridgeError> {
-    let mut conversation = if prepared.compiled.choice == ToolChoice::None {
+    let conversation = if prepared.compiled.choice == ToolChoice::None {
         messages.to_vec()
     } else {
         chat::with_tools(messages, &prepared.definitions)
     };
-    let mut stats = Stats::default();
-    let mut errors = Vec::new();
-    let mut truncated = None;
-    for attempt in 0..=retries {
-        let prompt = chat::render_prompt(engine, &conversation)?;
-        let attempt_options = GenerateOptions {
-            seed: options.seed.wrapping_add(attempt as u32),
-            ..*options
-        };
-        let grammar = prepared.compiled.grammar.as_ref();
-        let generation = generate(engine, &prompt, grammar, &attempt_options)?;
-        stats.add(&generation.stats);
-        let problems = match generation.finish {
-            Finish::Truncated if grammar.is_none() => {
-                // Free prose (no tools offered, no response_format): like the hosted APIs,
-                // a cut-off answer comes back as it is, with finish_reason `length`.
-                return Ok(CallReply {
-                    message: Message::assistant(generation.text.trim().to_string()),
-                    finish_reason: FinishReason::Length,
-                    text: generation.text,
-                    attempts: attempt + 1,
-                    stats,
-                });
-            }
-            Finish::Truncated => {
-                truncated = Some((generation.stats.generated_tokens, generation.text.clone()));
-                vec![format!(
-                    "the answer was cut off after {} tokens, before it was complete",
-                    generation.stats.generated_tokens
-                )]
-            }
+    let grammar = prepared.compiled.grammar.as_ref();
+    attempts::with_retries(
+        engine,
+        conversation,
+        grammar,
+        options,
+        retries,
+        |generation, attempt| match generation.finish {
+            // Free prose (no tools offered, no response_format): like the hosted APIs, a
+            // cut-off answer comes back as it is, with finish_reason `length`.
+            Finish::Truncated if grammar.is_none() => Verdict::Accept(CallReply {
+                message: Message::assistant(generation.text.trim().to_string()),
+                finish_reason: FinishReason::Length,
+                text: generation.text.clone(),
+                attempts: attempt.number,
+                stats: attempt.stats.clone(),
+            }),
+            Finish::Truncated => Verdict::Retry(vec![format!(
+                "the answer was cut off after {} tokens, before it was complete",
+                generation.stats.generated_tokens
+            )]),
             Finish::Stop => {
-                truncated = None;
                 let (problems, content, calls) = prepared.check(&generation.text);
-                if problems.is_empty() {
-                    let finish_reason = if calls.is_empty() {
-                        FinishReason::Stop
-                    } else {
-                        FinishReason::ToolCalls
-                    };
-                    let message = Message {
-                        content: if calls.is_empty() {
-                            Some(content.unwrap_or_else(|| generation.text.trim().to_string()))
-                        } else {
-                            content
-                        },
-                        tool_calls: calls,
-                        ..Message::assistant("")
-                    };
-                    return Ok(CallReply {
-                        message,
-                        finish_reason,
-                        text: generation.text,
-                        attempts: attempt + 1,
-                        stats,
-                    });
+                if !problems.is_empty() {
+                    return Verdict::Retry(problems);
                 }
-                problems
+                let finish_reason = if calls.is_empty() {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::ToolCalls
+                };
+                let message = Message {
+                    content: if calls.is_empty() {
+                        Some(content.unwrap_or_else(|| generation.text.trim().to_string()))
+                    } else {
+                        content
+                    },
+                    tool_calls: calls,
+                    ..Message::assistant("")
+                };
+                Verdict::Accept(CallReply {
+                    message,
+                    finish_reason,
+                    text: generation.text.clone(),
+                    attempts: attempt.number,
+                    stats: attempt.stats.clone(),
+                })
             }
-        };
-        errors.extend(
-            problems
-                .iter()
-                .map(|p| format!("attempt {}: {p}", attempt + 1)),
-        );
-        conversation.push(Message::assistant(generation.text));
-        conversation.push(Message::user(feedback(&problems)));
-    }
-    match truncated {
-        Some((tokens, text)) => Err(BridgeError::Truncated { tokens, text }),
-        None => Err(BridgeError::Invalid {
-            attempts: retries + 1,
-            errors,
-        }),
-    }
+        },
+    )
 }
 
 #[cfg(test)]

@@ -135,3 +135,28 @@ fn parallel_calls_are_valid() {
     );
     assert!(counts.iter().all(|&n| (1..=3).contains(&n)));
 }
+
+#[test]
+fn calls_cut_off_on_every_attempt_are_reported_as_truncated() {
+    let spec = CallSpec {
+        tools: weather_tools(),
+        choice: Some(ToolChoice::Required),
+        ..CallSpec::default()
+    };
+    let prepared = PreparedCalls::new(engine(), &spec).unwrap();
+    let messages = chat::conversation(None, "What is the weather in Paris?");
+    // Without close-out, 6 tokens cut every call short; both attempts are retried, then
+    // reported with the last one's text.
+    let options = GenerateOptions {
+        max_tokens: 6,
+        close_out: false,
+        ..GenerateOptions::default()
+    };
+    match call(engine(), &messages, &prepared, &options, 1) {
+        Err(gbnfc_bridge::BridgeError::Truncated { tokens, text }) => {
+            assert_eq!(tokens, 6);
+            assert!(!text.is_empty());
+        }
+        other => panic!("expected Truncated, got {other:?}"),
+    }
+}
