@@ -280,12 +280,18 @@ impl Dec {
 
 impl Ord for Dec {
     fn cmp(&self, other: &Dec) -> Ordering {
-        match (self.neg, other.neg) {
-            (false, false) => self.cmp_magnitude(other),
-            (true, true) => other.cmp_magnitude(self),
-            (false, true) => Ordering::Greater,
-            (true, false) => Ordering::Less,
-        }
+        by_sign(self.neg, other.neg, || self.cmp_magnitude(other))
+    }
+}
+
+/// How two signed numbers compare, from their signs and, for equal signs, how the first's
+/// magnitude compares with the second's (`magnitudes`).
+fn by_sign(neg: bool, other_neg: bool, magnitudes: impl FnOnce() -> Ordering) -> Ordering {
+    match (neg, other_neg) {
+        (false, false) => magnitudes(),
+        (true, true) => magnitudes().reverse(),
+        (false, true) => Ordering::Greater,
+        (true, false) => Ordering::Less,
     }
 }
 
@@ -375,12 +381,7 @@ impl Int {
 
 impl Ord for Int {
     fn cmp(&self, other: &Int) -> Ordering {
-        match (self.neg, other.neg) {
-            (false, false) => cmp_nat(&self.mag, &other.mag),
-            (true, true) => cmp_nat(&other.mag, &self.mag),
-            (false, true) => Ordering::Greater,
-            (true, false) => Ordering::Less,
-        }
+        by_sign(self.neg, other.neg, || cmp_nat(&self.mag, &other.mag))
     }
 }
 
