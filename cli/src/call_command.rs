@@ -8,8 +8,9 @@ use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
 use gbnfc_compiler::tools::{Syntax, ToolChoice};
 use serde_json::Value;
 
+use crate::conversation_args::ConversationArgs;
 use crate::engine_args::{failure, EngineArgs};
-use crate::run_command::{conversation, print_json, print_stats};
+use crate::run_command::{print_json, print_stats};
 use crate::schema_commands::read_json;
 use crate::Failure;
 
@@ -20,15 +21,8 @@ pub struct CallArgs {
     /// chat request body (`-`: standard input).
     #[arg(long, value_name = "FILE")]
     pub tools: String,
-    /// The user's request.
-    #[arg(long, value_name = "TEXT")]
-    pub prompt: Option<String>,
-    /// An OpenAI messages array (or a chat request with `messages`) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub messages: Option<String>,
-    /// A system prompt, put before the conversation.
-    #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
+    #[command(flatten)]
+    pub conversation: ConversationArgs,
     /// Tool choice: auto (prose or calls), required, none, or a tool's name [default: the
     /// input's tool_choice, else auto].
     #[arg(long)]
@@ -86,7 +80,7 @@ pub fn run(args: &CallArgs) -> Result<ExitCode, Failure> {
         closed: !args.open_objects,
         retries: args.retries,
     };
-    let messages = conversation(&args.prompt, &args.messages, &args.system)?;
+    let messages = args.conversation.conversation()?;
     let engine = args.engine.load()?;
     let prepared = PreparedCalls::new(&engine, &spec).map_err(failure)?;
     if !args.engine.quiet {

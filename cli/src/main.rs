@@ -5,6 +5,7 @@
 
 mod call_command;
 mod conformance_command;
+mod conversation_args;
 mod engine_args;
 mod fuzz_command;
 mod grammar_commands;

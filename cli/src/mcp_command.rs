@@ -11,8 +11,9 @@ use gbnfc_bridge::mcp_loop::{run_loop, LoopEvent, LoopOptions};
 use gbnfc_compiler::tools::ToolChoice;
 use serde_json::Value;
 
+use crate::conversation_args::ConversationArgs;
 use crate::engine_args::{failure, EngineArgs};
-use crate::run_command::{conversation, print_stats};
+use crate::run_command::print_stats;
 use crate::schema_commands::read_json;
 use crate::Failure;
 
@@ -23,15 +24,8 @@ pub struct McpArgs {
     /// tools are then named `server__tool`).
     #[arg(long = "server", value_name = "'CMD ARGS…'", required = true)]
     pub servers: Vec<String>,
-    /// The user's request.
-    #[arg(long, value_name = "TEXT")]
-    pub prompt: Option<String>,
-    /// An OpenAI messages array (or a chat request with `messages`) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub messages: Option<String>,
-    /// A system prompt, put before the conversation.
-    #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
+    #[command(flatten)]
+    pub conversation: ConversationArgs,
     /// Model turns at most (each turn: tool calls, or the answer).
     #[arg(long, value_name = "N", default_value_t = 6)]
     pub max_turns: usize,
@@ -75,7 +69,7 @@ pub struct McpArgs {
 
 /// Runs `gbnfc mcp`.
 pub fn run(args: &McpArgs) -> Result<ExitCode, Failure> {
-    let messages = conversation(&args.prompt, &args.messages, &args.system)?;
+    let messages = args.conversation.conversation()?;
     let final_schema = args.final_schema.as_deref().map(read_json).transpose()?;
     let options = ServerOptions {
         call_timeout: Duration::from_secs(args.call_timeout.max(1)),

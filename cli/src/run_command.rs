@@ -4,11 +4,11 @@
 use std::process::ExitCode;
 
 use clap::{ArgGroup, Args};
-use gbnfc_bridge::chat::{self, Message};
 use gbnfc_bridge::structured::{self, OutputSpec, Prepared, StructuredOptions};
-use gbnfc_bridge::{BridgeError, Engine, Stats};
+use gbnfc_bridge::{Engine, Stats};
 use serde_json::{json, Value};
 
+use crate::conversation_args::ConversationArgs;
 use crate::engine_args::{failure, EngineArgs};
 use crate::input;
 use crate::schema_commands::read_json;
@@ -31,15 +31,8 @@ pub struct RunArgs {
     /// A GBNF grammar file (start rule `root`) the output must match.
     #[arg(long, value_name = "FILE")]
     pub grammar: Option<String>,
-    /// The user's request.
-    #[arg(long, value_name = "TEXT")]
-    pub prompt: Option<String>,
-    /// An OpenAI messages array (or a chat request with `messages`) as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub messages: Option<String>,
-    /// A system prompt, put before the conversation.
-    #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
+    #[command(flatten)]
+    pub conversation: ConversationArgs,
     /// Print a whole OpenAI chat.completion object instead of the bare result.
     #[arg(long)]
     pub openai: bool,
@@ -65,7 +58,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             eprintln!("{d}");
         }
     }
-    let messages = conversation(&args.prompt, &args.messages, &args.system)?;
+    let messages = args.conversation.conversation()?;
     let engine = args.engine.load()?;
     let options = StructuredOptions {
         generate: args.engine.generate_options(),
@@ -114,29 +107,6 @@ fn output_spec(args: &RunArgs) -> Result<OutputSpec, Failure> {
     Err(Failure::new(
         "one of --schema, --response-format or --grammar is required",
     ))
-}
-
-/// The conversation: `--system`, then `--prompt` or the `--messages` file.
-pub fn conversation(
-    prompt: &Option<String>,
-    messages: &Option<String>,
-    system: &Option<String>,
-) -> Result<Vec<Message>, Failure> {
-    let mut conversation = match (prompt, messages) {
-        (Some(prompt), _) => chat::conversation(None, prompt),
-        (None, Some(path)) => {
-            let value = read_json(path)?;
-            chat::messages_from_json(&value).map_err(|e: BridgeError| {
-                Failure::new(format!("{path}: {e}"))
-                    .help("give an array of {\"role\": ..., \"content\": ...} objects")
-            })?
-        }
-        (None, None) => return Err(Failure::new("one of --prompt or --messages is required")),
-    };
-    if let Some(system) = system {
-        conversation.insert(0, Message::system(system.clone()));
-    }
-    Ok(conversation)
 }
 
 /// `--stats`: the generation's costs and the engine's settings, as JSON on standard error.
