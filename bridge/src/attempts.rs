@@ -29,6 +29,11 @@ pub struct Attempt<'s> {
     pub stats: &'s Stats,
 }
 
+/// The problem of an attempt cut off by the token budget after `tokens` tokens.
+pub fn cut_off(tokens: usize) -> String {
+    format!("the answer was cut off after {tokens} tokens, before it was complete")
+}
+
 /// Runs up to `retries + 1` attempts of `conversation` under `grammar`, each judged by
 /// `judge`, to the first accepted result.
 ///

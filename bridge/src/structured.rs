@@ -226,11 +226,10 @@ pub fn run_prepared(
         grammar,
         &options.generate,
         options.retries,
-        |generation, attempt| {
-            match generation.finish {
+        |generation, attempt| match generation.finish {
             Finish::Truncated => Verdict::Retry(vec![format!(
-                "the answer was cut off after {} tokens, before it was complete; write a shorter answer",
-                generation.stats.generated_tokens
+                "{}; write a shorter answer",
+                attempts::cut_off(generation.stats.generated_tokens)
             )]),
             Finish::Stop => {
                 let (problems, value) = prepared.check(&generation.text);
@@ -244,7 +243,6 @@ pub fn run_prepared(
                     stats: attempt.stats.clone(),
                 })
             }
-        }
         },
     )
 }

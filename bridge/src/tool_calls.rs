@@ -261,10 +261,9 @@ pub fn call(
                 attempts: attempt.number,
                 stats: attempt.stats.clone(),
             }),
-            Finish::Truncated => Verdict::Retry(vec![format!(
-                "the answer was cut off after {} tokens, before it was complete",
-                generation.stats.generated_tokens
-            )]),
+            Finish::Truncated => {
+                Verdict::Retry(vec![attempts::cut_off(generation.stats.generated_tokens)])
+            }
             Finish::Stop => {
                 let (problems, content, calls) = prepared.check(&generation.text);
                 if !problems.is_empty() {
