@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::blocks;
 use super::document::{at, Document, Location, Source};
-use super::keywords::{self, is_annotation, is_known, TYPES};
+use super::keywords::{self, is_annotation, is_assertion, Kind, TYPES};
 use super::lookup::Lookup;
 use super::merge::{self, merge_owned, restricts};
 use super::provenance::{self, MergeSite, Origins};
@@ -260,12 +260,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
         for key in map.keys() {
-            let status = if is_annotation(key) {
-                KeywordStatus::Annotation
-            } else if is_known(key) {
-                KeywordStatus::Enforced
-            } else {
-                KeywordStatus::Unknown
+            let status = match keywords::kind(key) {
+                Some(Kind::Annotation) => KeywordStatus::Annotation,
+                Some(Kind::Assertion) => KeywordStatus::Enforced,
+                None => KeywordStatus::Unknown,
             };
             // Without --explain only unknown keywords are recorded: no pointer for the rest.
             if status != KeywordStatus::Unknown && !self.options.explain {
@@ -658,9 +656,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             };
             let target = self.doc.resolve(at, reference)?;
             let constraining = !self.doc.ref_overrides_siblings
-                && map
-                    .keys()
-                    .any(|k| k != "$ref" && !is_annotation(k) && is_known(k));
+                && map.keys().any(|k| k != "$ref" && is_assertion(k));
             if !constraining {
                 return self.ref_rule(&target);
             }
@@ -677,7 +673,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 }
                 None => {
                     // Recursive: keep the reference, enforce the siblings by validation.
-                    for key in rest.keys().filter(|k| is_known(k) && !is_annotation(k)) {
+                    for key in rest.keys().filter(|k| is_assertion(k)) {
                         self.validation_only(at, key, "beside a recursive `$ref`")?;
                     }
                     self.ref_rule(&target)
@@ -959,9 +955,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             ));
         };
         // The rest of the schema is copied only when it constrains the branches.
-        let base_constrains = map
-            .keys()
-            .any(|k| k != key && is_known(k) && !is_annotation(k));
+        let base_constrains = map.keys().any(|k| k != key && is_assertion(k));
         let mut base = if base_constrains {
             without(map, key)
         } else {

@@ -88,14 +88,17 @@ pub const TYPES: &[&str] = &[
 
 /// What a keyword is to gbnfc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
+    /// It says something about values without constraining them (`title`, `x-…`).
     Annotation,
+    /// It constrains values: enforced by the grammar or by validation.
     Assertion,
 }
 
 /// [`ANNOTATIONS`] and [`ASSERTIONS`] by name: every key of every schema object is looked
 /// up, so a hash beats scanning seventy names.
-fn kind(keyword: &str) -> Option<Kind> {
+/// What `keyword` is to gbnfc (`x-…` extensions are annotations); `None` when unknown.
+pub fn kind(keyword: &str) -> Option<Kind> {
     static KINDS: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, Kind>> =
         std::sync::LazyLock::new(|| {
             let annotations = ANNOTATIONS.iter().map(|k| (*k, Kind::Annotation));
@@ -106,17 +109,20 @@ fn kind(keyword: &str) -> Option<Kind> {
                 .map(|k| (*k, Kind::Assertion));
             assertions.chain(annotations).collect()
         });
+    if keyword.starts_with("x-") {
+        return Some(Kind::Annotation);
+    }
     KINDS.get(keyword).copied()
 }
 
 /// Is `keyword` an annotation (including `x-…` extensions)?
 pub fn is_annotation(keyword: &str) -> bool {
-    keyword.starts_with("x-") || kind(keyword) == Some(Kind::Annotation)
+    kind(keyword) == Some(Kind::Annotation)
 }
 
-/// Is `keyword` one gbnfc knows?
-pub fn is_known(keyword: &str) -> bool {
-    keyword.starts_with("x-") || kind(keyword).is_some()
+/// Does `keyword` constrain values (known, and no annotation)?
+pub fn is_assertion(keyword: &str) -> bool {
+    kind(keyword) == Some(Kind::Assertion)
 }
 
 /// The known word closest to `word` (edit distance at most 2), for "did you mean".

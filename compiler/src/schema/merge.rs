@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::emit::{TRUE, UNEVALUATED};
-use super::keywords::{is_annotation, is_known};
+use super::keywords::is_assertion;
 use super::lookup::Lookup;
 
 /// The result of a merge: the merged schema, and the keywords it could not intersect.
@@ -189,7 +189,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged<
                 va.as_bool().unwrap_or(false) || vb.as_bool().unwrap_or(false),
             )),
             // Unknown keywords constrain nothing (each gets its warning where written).
-            k if is_annotation(k) || !is_known(k) => Some(va.clone()),
+            k if !is_assertion(k) => Some(va.clone()),
             _ => None,
         };
         // (x1 ∨ x2) ∧ (y1 ∨ y2) = ∨ (xi ∧ yj); for oneOf, exactly one x and exactly one y
