@@ -95,9 +95,10 @@ pub enum Kind {
     Assertion,
 }
 
+/// What `keyword` is to gbnfc (`x-…` extensions are annotations); `None` when unknown.
+///
 /// [`ANNOTATIONS`] and [`ASSERTIONS`] by name: every key of every schema object is looked
 /// up, so a hash beats scanning seventy names.
-/// What `keyword` is to gbnfc (`x-…` extensions are annotations); `None` when unknown.
 pub fn kind(keyword: &str) -> Option<Kind> {
     static KINDS: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, Kind>> =
         std::sync::LazyLock::new(|| {
