@@ -16,8 +16,9 @@ use crate::gbnf::{ClassRange, Expr};
 /// Characters written as themselves: everything but `"`, `\` and U+0000–U+001F.
 const PLAIN: [(u32, u32); 3] = [(0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF)];
 
-/// The hex digits of `\u` escapes, lowercase as serde_json writes them.
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+/// Lowercase hex digits: `\u` escapes as serde_json writes them, and the character codes
+/// in extra-key rule names (`ko--5f-`).
+pub(crate) const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// The canonical JSON-string spelling of `c`, without quotes.
 ///

@@ -102,10 +102,18 @@ pub fn merge<'k>(a: &Map<String, Value>, b: &'k Map<String, Value>) -> Merged<'k
 }
 
 /// The keywords [`merge_owned`] reports as conflicts when the first side is empty (the
-/// merged schema is then `b` as it is): `b`'s own `unevaluated*`, since what is
-/// unevaluated depends on the schemas around it.
-pub fn conflicts_alone(b: &Map<String, Value>) -> impl Iterator<Item = &'static str> + '_ {
-    UNEVALUATED.into_iter().filter(|key| restricts(b, key))
+/// merged schema is then `b` as it is): `b`'s own `unevaluated*`.
+pub fn conflicts_alone(b: &Map<String, Value>) -> impl Iterator<Item = &'static str> {
+    unevaluated_conflicts(&[b]).into_iter()
+}
+
+/// What is "unevaluated" depends on the schemas around it, so merging changes it: each
+/// `unevaluated*` that restricts anything on one of `sides` is a conflict.
+fn unevaluated_conflicts(sides: &[&dyn Lookup]) -> Vec<&'static str> {
+    UNEVALUATED
+        .into_iter()
+        .filter(|key| sides.iter().any(|side| restricts(*side, key)))
+        .collect()
 }
 
 /// Which keys are "additional" depends on these keywords of the same schema object.
@@ -133,12 +141,7 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged<
         if (a.has("patternProperties") && keyed(b)) || (b.has("patternProperties") && keyed(&a)) {
             conflicts.push("patternProperties");
         }
-        // What is "unevaluated" depends on the schemas around it: merging changes it.
-        for key in UNEVALUATED {
-            if restricts(&a, key) || restricts(b, key) {
-                conflicts.push(key);
-            }
-        }
+        conflicts.extend(unevaluated_conflicts(&[&a, b]));
     }
     for (key, vb) in b {
         let a = before.over(&out);

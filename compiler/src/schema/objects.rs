@@ -711,7 +711,7 @@ fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Ex
             name[len] = b'-';
             for i in 0..digits {
                 let nibble = (code >> (4 * (digits - 1 - i))) & 0xf;
-                name[len + 1 + i as usize] = b"0123456789abcdef"[nibble as usize];
+                name[len + 1 + i as usize] = json_text::HEX_DIGITS[nibble as usize];
             }
             len += digits as usize + 1;
             name[len] = b'-';
