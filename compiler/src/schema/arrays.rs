@@ -8,7 +8,7 @@ use super::document::Location;
 use super::emit::{Emitter, TRUE};
 use super::lookup::Lookup;
 use super::CompileError;
-use crate::gbnf::flat::MAX_REPEAT;
+use crate::gbnf::flat::{MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
 use crate::gbnf::Expr;
 
 /// The most `prefixItems` compiled one by one.
@@ -119,29 +119,31 @@ pub fn array(
     let comma = e.token(",");
     let hint = e.hint(at);
     // The elements after the prefix, each preceded by a comma.
-    let rest_run = |e: &mut Emitter<'_, '_, '_>, min: u64, max: Option<u64>| -> Expr {
-        match &rest_expr {
-            Some(item) if max != Some(0) => {
-                let next = e.add_rule(
-                    &format!("{hint}-next"),
-                    Expr::seq([comma.clone(), item.clone()]),
-                );
-                let run = bounded_repeat(next, min, max);
-                if max.is_some_and(|m| m > 100) {
-                    // Its own rule: llama.cpp counts a long bounded run's generated rules
-                    // against any operator on a group around it.
-                    e.add_rule(&format!("{hint}-run"), run)
-                } else {
-                    run
+    let rest_run =
+        |e: &mut Emitter<'_, '_, '_>, min: u64, max: Option<u64>| -> Result<Expr, CompileError> {
+            Ok(match &rest_expr {
+                Some(item) if max != Some(0) => {
+                    let next = e.add_rule(
+                        &format!("{hint}-next"),
+                        Expr::seq([comma.clone(), item.clone()]),
+                    );
+                    let run = bounded_repeat(next, min, max)
+                        .map_err(|too_long| too_long.error(e, at, ["minItems", "maxItems"]))?;
+                    if max.is_some_and(|m| m > 100) {
+                        // Its own rule: llama.cpp counts a long bounded run's generated rules
+                        // against any operator on a group around it.
+                        e.add_rule(&format!("{hint}-run"), run)
+                    } else {
+                        run
+                    }
                 }
-            }
-            _ => Expr::empty(),
-        }
-    };
+                _ => Expr::empty(),
+            })
+        };
     let body = if positional.is_empty() {
         match &rest_expr {
             Some(item) if max != Some(0) => {
-                let tail = rest_run(e, min.saturating_sub(1), max.map(|m| m - 1));
+                let tail = rest_run(e, min.saturating_sub(1), max.map(|m| m - 1))?;
                 let list = Expr::seq([item.clone(), tail]);
                 if min == 0 {
                     Expr::repeat(list, 0, Some(1))
@@ -157,7 +159,7 @@ pub fn array(
         let mut body = if max.is_some_and(|m| m <= k) {
             Expr::empty()
         } else {
-            rest_run(e, min.saturating_sub(k), max.map(|m| m - k))
+            rest_run(e, min.saturating_sub(k), max.map(|m| m - k))?
         };
         for i in (0..limit as usize).rev() {
             let element = if i == 0 {
@@ -189,8 +191,21 @@ fn unevaluated_items(map: &Map<String, Value>) -> &Value {
 /// (`x{0,N}` = `x{2000} x{0,N-2000} | x{0,1999}`), so that every length has exactly one
 /// parse — splitting it into `x{0,2000} x{0,2000}` would make recognizers (and llama.cpp's
 /// stacks) explode on long runs.
-pub fn bounded_repeat(x: Expr, min: u64, max: Option<u64>) -> Expr {
+///
+/// # Errors
+/// [`RunTooLong`] when no grammar within llama.cpp's limits holds the run: more required
+/// copies than it has symbols, or an optional part nested deeper than it accepts (checked
+/// before anything is built: a bound like `1e20` is valid JSON).
+pub fn bounded_repeat(x: Expr, min: u64, max: Option<u64>) -> Result<Expr, RunTooLong> {
     let limit = u64::from(MAX_REPEAT);
+    if min > MAX_SYMBOLS as u64 {
+        return Err(RunTooLong::Required);
+    }
+    // Each nesting level of the optional part is a group, an alternation and a sequence.
+    let levels = max.map_or(0, |max| max.saturating_sub(min).saturating_sub(1) / limit);
+    if levels.saturating_mul(3) > MAX_EXPR_DEPTH as u64 {
+        return Err(RunTooLong::Optional);
+    }
     let mut parts = Vec::new();
     let mut required = min;
     while required > 0 {
@@ -202,7 +217,42 @@ pub fn bounded_repeat(x: Expr, min: u64, max: Option<u64>) -> Expr {
         None => parts.push(Expr::repeat(x, 0, None)),
         Some(max) => parts.push(optional_run(&x, max.saturating_sub(min))),
     }
-    Expr::seq(parts)
+    Ok(Expr::seq(parts))
+}
+
+/// Which part of a run [`bounded_repeat`] cannot write within llama.cpp's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunTooLong {
+    /// The required copies alone outnumber the symbols llama.cpp expands a grammar to.
+    Required,
+    /// The optional part would nest deeper than llama.cpp accepts.
+    Optional,
+}
+
+impl RunTooLong {
+    /// The error for the run that `keywords` (its minimum's, then its maximum's) bound in
+    /// the schema at `at`.
+    pub fn error(
+        self,
+        e: &Emitter<'_, '_, '_>,
+        at: &Location,
+        keywords: [&str; 2],
+    ) -> CompileError {
+        let (keyword, why) = match self {
+            RunTooLong::Required => (
+                keywords[0],
+                format!("needs more copies than the {MAX_SYMBOLS} symbols llama.cpp expands a grammar to"),
+            ),
+            RunTooLong::Optional => (
+                keywords[1],
+                format!("nests its optional part deeper than the {MAX_EXPR_DEPTH} levels llama.cpp accepts"),
+            ),
+        };
+        e.too_large(
+            &at.child(keyword),
+            format!("`{keyword}` is too large for a grammar: the run it bounds {why}"),
+        )
+    }
 }
 
 /// `x{0,n}` for any n, one parse per length.
@@ -225,10 +275,59 @@ fn optional_run(x: &Expr, n: u64) -> Expr {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::gbnf::{check, is_clean, Grammar};
     use crate::recognize::Recognizer;
+
+    #[test]
+    fn runs_no_grammar_can_hold_are_refused_before_they_are_built() {
+        let x = || Expr::literal("x");
+        assert_eq!(
+            bounded_repeat(x(), 0, Some(u64::MAX)),
+            Err(RunTooLong::Optional)
+        );
+        assert_eq!(
+            bounded_repeat(x(), u64::MAX, None),
+            Err(RunTooLong::Required)
+        );
+        assert_eq!(
+            bounded_repeat(x(), MAX_SYMBOLS as u64 + 1, None),
+            Err(RunTooLong::Required)
+        );
+        // The deepest optional part still written, and one level more.
+        let levels = (MAX_EXPR_DEPTH / 3) as u64;
+        let longest = levels * u64::from(MAX_REPEAT) + 1;
+        assert!(bounded_repeat(x(), 0, Some(longest)).is_ok());
+        assert_eq!(
+            bounded_repeat(x(), 0, Some(longest + u64::from(MAX_REPEAT))),
+            Err(RunTooLong::Optional)
+        );
+    }
+
+    #[test]
+    fn huge_length_and_item_bounds_are_errors_at_their_keyword() {
+        use crate::schema::{compile, CompileError, Options};
+        for (schema, keyword) in [
+            (r#"{"maxItems": 1e20}"#, "/maxItems"),
+            (r#"{"minItems": 1e20}"#, "/minItems"),
+            (
+                r#"{"items": {"minItems": 18446744073709551615}}"#,
+                "/items/minItems",
+            ),
+            (r#"{"type": "string", "minLength": 1e20}"#, "/minLength"),
+            (
+                r#"{"$schema,": "x", "maxItems": 23333333333333333333333333333333333333333333333}"#,
+                "/maxItems",
+            ),
+        ] {
+            let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+            match compile(&value, &Options::default()) {
+                Err(CompileError::TooLarge { pointer, .. }) => assert_eq!(pointer, keyword),
+                other => panic!("{schema}: {:?}", other.map(|c| c.grammar.to_string())),
+            }
+        }
+    }
 
     #[test]
     fn long_runs_are_split_and_exact() {
@@ -240,7 +339,10 @@ mod tests {
             (0, None),
         ] {
             let mut g = Grammar::default();
-            g.push("root", bounded_repeat(Expr::literal("x"), min, max));
+            g.push(
+                "root",
+                bounded_repeat(Expr::literal("x"), min, max).unwrap(),
+            );
             assert!(is_clean(&check(&g)), "{g}");
             let r = Recognizer::new(&g).unwrap();
             let accepts = |n: u64| r.recognize(&"x".repeat(n as usize)).accepted;

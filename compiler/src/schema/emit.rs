@@ -337,6 +337,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
     }
 
+    /// An error for a schema whose grammar would break llama.cpp's limits.
+    pub fn too_large(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::TooLarge {
+            pointer: self.place(at.clone()),
+            message: message.into(),
+        }
+    }
+
     /// An error for a schema that accepts nothing.
     pub fn unsatisfiable(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Unsatisfiable {

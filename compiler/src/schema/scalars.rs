@@ -132,10 +132,9 @@ pub fn string(
     // A rule of its own: llama.cpp counts the rules a repetition generates against any
     // operator applied to a group around it.
     let hint = format!("{}-str", e.hint(at));
-    Ok(e.add_rule(
-        &hint,
-        Expr::seq([quote.clone(), bounded_repeat(char, min, max), quote]),
-    ))
+    let run = bounded_repeat(char, min, max)
+        .map_err(|too_long| too_long.error(e, at, ["minLength", "maxLength"]))?;
+    Ok(e.add_rule(&hint, Expr::seq([quote.clone(), run, quote])))
 }
 
 /// The expression for numbers (or integers) valid under `map`: bounds exactly (any size,
