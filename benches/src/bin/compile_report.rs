@@ -12,11 +12,12 @@
 //! `additionalProperties` written out as `true`, so both exclude declared names from
 //! extra keys).
 //!
-//! Run: `cargo run --release -p gbnfc-benches --bin compile_report [-- --trace] [SPLIT…]`.
+//! Run: `cargo run --release -p gbnfc-benches --bin compile_report [-- [--trace] [--rows] [SPLIT…]]`.
 //! `--trace` names each schema on stderr before llama.cpp sees it, to find one that
 //! crashes the process (then list it in `benches/llama-cpp-crashes.txt`);
 //! `--one gbnfc|llama.cpp Split/file.json` runs one converter on one schema, once,
-//! and prints the grammar.
+//! and prints the grammar. `--rows` adds, per split, every schema both compile with its
+//! time and size ratios, in order of time ratio.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -336,11 +337,14 @@ fn one(converter: &str, key: &str) {
 
 fn main() {
     let mut trace = false;
+    let mut rows = false;
     let mut splits = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--trace" {
             trace = true;
+        } else if arg == "--rows" {
+            rows = true;
         } else if arg == "--one" {
             let converter = args.next().expect("--one CONVERTER KEY");
             let key = args.next().expect("--one CONVERTER KEY");
@@ -377,4 +381,27 @@ fn main() {
         .expect("worker thread starts");
     let reports = worker.join().expect("worker thread finishes");
     print(&reports);
+    if rows {
+        print_rows(&reports);
+    }
+}
+
+/// `--rows`: each split's schemas that both converters compile, by time ratio.
+fn print_rows(reports: &[SplitReport]) {
+    for r in reports {
+        let mut both: Vec<&Row> = r.both.iter().collect();
+        both.sort_by(|a, b| a.time.total_cmp(&b.time));
+        println!("\n{}, every schema both compile, by time ratio:\n", r.name);
+        println!("| rank | schema | time ratio | size ratio |");
+        println!("|---|---|---|---|");
+        for (rank, row) in both.iter().enumerate() {
+            println!(
+                "| {} | {} | {:.3} | {:.2} |",
+                rank + 1,
+                row.name,
+                row.time,
+                row.size
+            );
+        }
+    }
 }
