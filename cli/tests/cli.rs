@@ -2,31 +2,15 @@
 //! input, and inputs built to break it (deep nesting, megabytes of grammar).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use std::process::Output;
 
+use common::{gbnfc_fed, repo};
+
+/// `gbnfc args`, with `stdin` (or nothing) on its standard input.
 fn gbnfc(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gbnfc"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = stdin.unwrap_or("").to_string();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(input.as_bytes());
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
+    gbnfc_fed(args, stdin.unwrap_or(""))
 }
 
 fn text(bytes: &[u8]) -> String {

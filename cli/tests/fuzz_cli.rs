@@ -4,12 +4,12 @@
 //! and the validation error shown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::repo;
 
 fn examples() -> Vec<PathBuf> {
     let dir = repo().join("../shared/examples");

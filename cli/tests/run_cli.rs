@@ -5,24 +5,14 @@
 //! status 1, never a crash.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn example(name: &str) -> String {
-    let path = repo().join("../shared/examples").join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: CI lays ../shared beside the clone",
-        path.display()
-    );
-    path.display().to_string()
-}
+use common::{example, repo, stderr, stdout};
 
 fn gbnfc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gbnfc"))
@@ -32,14 +22,6 @@ fn gbnfc(args: &[&str]) -> Output {
         .env_remove("GBNFC_MODEL")
         .output()
         .unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A scratch file in the system's temporary directory, removed when dropped.

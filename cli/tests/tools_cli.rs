@@ -3,53 +3,13 @@
 //! the tool and the JSON pointer where there is one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
 use gbnfc_compiler::gbnf;
 use gbnfc_compiler::recognize::Recognizer;
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn example(name: &str) -> String {
-    repo()
-        .join("../shared/examples")
-        .join(name)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
-
-fn gbnfc(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gbnfc"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = stdin.to_string();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::{example, gbnfc_fed as gbnfc, stderr, stdout};
 
 /// A grammar printed by `gbnfc tools`: parses, passes `check` with no finding.
 fn grammar(text: &str) -> gbnf::Grammar {

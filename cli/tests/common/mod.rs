@@ -1,0 +1,54 @@
+//! What the CLI tests share: where the repository and the seed examples are, and running
+//! the `gbnfc` binary the way a user does.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository root (the binary runs there, so relative paths are the README's).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The path of a seed example in `../shared/examples`, which must be there.
+pub fn example(name: &str) -> String {
+    let path = repo().join("../shared/examples").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: CI lays ../shared beside the clone",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// Runs `gbnfc args` in the repository with `stdin` on its standard input, written from
+/// a thread so that a large input cannot block against the output it provokes.
+pub fn gbnfc_fed(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gbnfc"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = stdin.to_string();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// What the command wrote on standard output.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What the command wrote on standard error.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
