@@ -553,72 +553,56 @@ fn split_point(n: usize) -> usize {
     }
 }
 
-/// Strings of `x.len()` digits that are `>= x`.
-fn ge_fixed(x: &[u8]) -> Expr {
-    if all(x, b'0') {
-        return digits_exactly(x.len());
-    }
-    if x.len() == 1 {
-        return digit_class(x[0], b'9').unwrap_or_else(Expr::empty);
-    }
-    let (p, s) = x.split_at(split_point(x.len()));
-    let mut arms = vec![Expr::seq([lit(p), ge_fixed(s)])];
-    if let Some(g) = gt_fixed(p) {
-        arms.push(Expr::seq([g, digits_exactly(s.len())]));
-    }
-    Expr::alt(arms)
+/// Which way from a bound a fixed-length comparison goes.
+#[derive(Clone, Copy)]
+enum Toward {
+    /// Strings above the bound.
+    Up,
+    /// Strings below the bound.
+    Down,
 }
 
-/// Strings of `x.len()` digits that are `> x`.
-fn gt_fixed(x: &[u8]) -> Option<Expr> {
-    if all(x, b'9') {
-        return None;
-    }
-    if x.len() == 1 {
-        return digit_class(x[0] + 1, b'9');
-    }
-    let (p, s) = x.split_at(split_point(x.len()));
-    let mut arms = Vec::new();
-    if let Some(g) = gt_fixed(s) {
-        arms.push(Expr::seq([lit(p), g]));
-    }
-    if let Some(g) = gt_fixed(p) {
-        arms.push(Expr::seq([g, digits_exactly(s.len())]));
-    }
-    (!arms.is_empty()).then(|| Expr::alt(arms))
+/// Strings of `x.len()` digits that are `>= x`.
+fn ge_fixed(x: &[u8]) -> Expr {
+    beyond_fixed(x, Toward::Up, false).unwrap_or_else(Expr::empty)
 }
 
 /// Strings of `x.len()` digits that are `<= x`.
 fn le_fixed(x: &[u8]) -> Expr {
-    if all(x, b'9') {
-        return digits_exactly(x.len());
-    }
-    if x.len() == 1 {
-        return digit_class(b'0', x[0]).unwrap_or_else(Expr::empty);
-    }
-    let (p, s) = x.split_at(split_point(x.len()));
-    let mut arms = vec![Expr::seq([lit(p), le_fixed(s)])];
-    if let Some(l) = lt_fixed(p) {
-        arms.push(Expr::seq([l, digits_exactly(s.len())]));
-    }
-    Expr::alt(arms)
+    beyond_fixed(x, Toward::Down, false).unwrap_or_else(Expr::empty)
 }
 
-/// Strings of `x.len()` digits that are `< x`.
-fn lt_fixed(x: &[u8]) -> Option<Expr> {
-    if all(x, b'0') {
+/// Strings of `x.len()` digits on the `toward` side of `x` (`>= x` or `<= x`; `> x` or
+/// `< x` when `strict`), or `None` when there are none. A string is beyond `x` when its
+/// first part is `x`'s and its rest is beyond `x`'s rest, or its first part is strictly
+/// beyond `x`'s and its rest is anything.
+fn beyond_fixed(x: &[u8], toward: Toward, strict: bool) -> Option<Expr> {
+    // Every string is at or beyond the nearest extreme; none is strictly beyond the
+    // farthest.
+    let (nearest, farthest) = match toward {
+        Toward::Up => (b'0', b'9'),
+        Toward::Down => (b'9', b'0'),
+    };
+    if !strict && all(x, nearest) {
+        return Some(digits_exactly(x.len()));
+    }
+    if strict && all(x, farthest) {
         return None;
     }
-    if x.len() == 1 {
-        return digit_class(b'0', x[0] - 1);
+    if let [digit] = *x {
+        let step = u8::from(strict);
+        return match toward {
+            Toward::Up => digit_class(digit + step, b'9'),
+            Toward::Down => digit_class(b'0', digit - step),
+        };
     }
     let (p, s) = x.split_at(split_point(x.len()));
     let mut arms = Vec::new();
-    if let Some(l) = lt_fixed(s) {
-        arms.push(Expr::seq([lit(p), l]));
+    if let Some(rest) = beyond_fixed(s, toward, strict) {
+        arms.push(Expr::seq([lit(p), rest]));
     }
-    if let Some(l) = lt_fixed(p) {
-        arms.push(Expr::seq([l, digits_exactly(s.len())]));
+    if let Some(first) = beyond_fixed(p, toward, true) {
+        arms.push(Expr::seq([first, digits_exactly(s.len())]));
     }
     (!arms.is_empty()).then(|| Expr::alt(arms))
 }
