@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let text = canonical_text(value, &doc);
     let back: Value = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("canonical text {text} is not JSON: {e}"));
-    assert!(same(&back, value), "{text} reads back as {back}, not {value}");
+    assert!(
+        same(&back, value),
+        "{text} reads back as {back}, not {value}"
+    );
 
     let Ok(compiled) = compile(schema, &Options::default()) else {
         return;
@@ -33,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let Ok(recognizer) = Recognizer::new(&compiled.grammar) else {
-        panic!("a compiled grammar has no recognizer:\n{}", compiled.grammar);
+        panic!(
+            "a compiled grammar has no recognizer:\n{}",
+            compiled.grammar
+        );
     };
     if !recognizer.recognize(&text).accepted {
         return;
@@ -58,9 +64,7 @@ fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => a == b,
     }
@@ -69,9 +73,7 @@ fn same(a: &Value, b: &Value) -> bool {
 /// Every number is an integer below 2^53: exact however serde_json and jsonschema read it.
 fn numbers_are_small_integers(value: &Value) -> bool {
     match value {
-        Value::Number(n) => n
-            .as_i64()
-            .is_some_and(|i| i.unsigned_abs() < 1 << 53),
+        Value::Number(n) => n.as_i64().is_some_and(|i| i.unsigned_abs() < 1 << 53),
         Value::Array(items) => items.iter().all(numbers_are_small_integers),
         Value::Object(map) => map.values().all(numbers_are_small_integers),
         _ => true,

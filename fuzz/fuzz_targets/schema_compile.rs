@@ -53,4 +53,3 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
-

@@ -19,8 +19,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = serde_json::from_slice::<Value>(json) else {
         return;
     };
-    let syntax = [Syntax::Json, Syntax::Hermes, Syntax::Llama3, Syntax::Mistral]
-        [usize::from(settings & 3)];
+    let syntax = [
+        Syntax::Json,
+        Syntax::Hermes,
+        Syntax::Llama3,
+        Syntax::Mistral,
+    ][usize::from(settings & 3)];
     let choice = match (settings >> 2) & 3 {
         0 => None,
         1 => Some(ToolChoice::Required),
@@ -58,8 +62,16 @@ fuzz_target!(|data: &[u8]| {
         if calls.is_empty() {
             continue;
         }
-        let most = if compiled.parallel { compiled.max_calls as usize } else { 1 };
-        assert!(calls.len() <= most, "{} calls, at most {most}: {text}", calls.len());
+        let most = if compiled.parallel {
+            compiled.max_calls as usize
+        } else {
+            1
+        };
+        assert!(
+            calls.len() <= most,
+            "{} calls, at most {most}: {text}",
+            calls.len()
+        );
         for call in calls {
             let Some(tool) = compiled.tool(&call.name) else {
                 panic!("call of unknown tool {}: {text}", call.name);
@@ -86,4 +98,3 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
-
