@@ -577,16 +577,16 @@ fn le_fixed(x: &[u8]) -> Expr {
 /// first part is `x`'s and its rest is beyond `x`'s rest, or its first part is strictly
 /// beyond `x`'s and its rest is anything.
 fn beyond_fixed(x: &[u8], toward: Toward, strict: bool) -> Option<Expr> {
-    // Every string is at or beyond the nearest extreme; none is strictly beyond the
-    // farthest.
-    let (nearest, farthest) = match toward {
+    // Going `toward`, digits run from `start` to `end`: every string is at or beyond the
+    // all-`start` one, and none is strictly beyond the all-`end` one.
+    let (start, end) = match toward {
         Toward::Up => (b'0', b'9'),
         Toward::Down => (b'9', b'0'),
     };
-    if !strict && all(x, nearest) {
+    if !strict && all(x, start) {
         return Some(digits_exactly(x.len()));
     }
-    if strict && all(x, farthest) {
+    if strict && all(x, end) {
         return None;
     }
     if let [digit] = *x {
