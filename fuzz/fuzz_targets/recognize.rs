@@ -20,10 +20,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (grammar_text, text) = input.split_once('\0').unwrap_or((input, ""));
-    let cut = text
-        .char_indices()
-        .map(|(at, _)| at)
-        .find(|&at| at >= MAX_TEXT)
+    let cut = (MAX_TEXT..text.len())
+        .find(|&at| text.is_char_boundary(at))
         .unwrap_or(text.len());
     let text = &text[..cut];
     let Ok(grammar) = parse(grammar_text) else {

@@ -620,10 +620,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
                     self.depth -= 1;
-                    return Err(CompileError::TooLarge {
-                        pointer: self.place(at.clone()),
-                        message: format!("schemas nested more than {MAX_DEPTH} deep"),
-                    });
+                    return Err(
+                        self.too_large(at, format!("schemas nested more than {MAX_DEPTH} deep"))
+                    );
                 }
                 let result = self.object_schema(map, at);
                 self.depth -= 1;
