@@ -186,27 +186,26 @@ impl Reader<'_> {
             }
             self.at += OPEN.len();
             let call = self.calls.len() + 1;
-            let Some(end) = self.text[self.at..].find(CLOSE) else {
+            if !self.text[self.at..].contains(CLOSE) {
                 return Err(CallParseError::Shape {
                     call,
                     message: "`<tool_call>` without `</tool_call>`".to_string(),
                 });
-            };
-            let end = self.at + end;
+            }
+            // The call object first: its strings may hold `</tool_call>` themselves.
             self.skip_whitespace();
             let value = self.json_value()?;
             self.skip_whitespace();
-            if self.at != end {
+            if !self.text[self.at..].starts_with(CLOSE) {
+                let rest = &self.text[self.at..];
+                let end = rest.find(CLOSE).unwrap_or(rest.len());
                 return Err(CallParseError::Shape {
                     call,
-                    message: format!(
-                        "unexpected `{}` before `</tool_call>`",
-                        clip(&self.text[self.at..end])
-                    ),
+                    message: format!("unexpected `{}` before `</tool_call>`", clip(&rest[..end])),
                 });
             }
             self.call(value)?;
-            self.at = end + CLOSE.len();
+            self.at += CLOSE.len();
             self.skip_whitespace();
         }
         Ok(())
@@ -462,6 +461,15 @@ mod tests {
             matches!(err, CallParseError::Json { offset: 37, .. }),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn a_closing_tag_inside_an_argument_is_text() {
+        let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"</tool_call>\"}}\n</tool_call>";
+        let calls = parse_tool_calls(Syntax::Hermes, text).unwrap();
+        assert_eq!(calls[0].arguments["q"], "</tool_call>");
+        let broken = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}} x\n</tool_call>";
+        assert!(parse_tool_calls(Syntax::Hermes, broken).is_err());
     }
 
     #[test]
