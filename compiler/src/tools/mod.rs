@@ -17,7 +17,8 @@
 //! sanitised tool names ([`names`]), building blocks shared by several tools appear once,
 //! and the result passes [`crate::gbnf::check()`] — it is checked here, before anyone sees
 //! it. Schema diagnostics come back with pointers into the input and the tool's name.
-//! [`parse_tool_calls`] reads calls back from text.
+//! [`parse_tool_calls`] reads calls back from text; [`CallStream`] ([`stream`]) reads them
+//! while they are generated, as events for a streaming server.
 //!
 //! ```
 //! use gbnfc_compiler::tools::{compile_tools, parse_tool_calls, Syntax, ToolChoice, ToolOptions};
@@ -42,6 +43,7 @@ pub mod names;
 mod params;
 pub mod parse;
 pub mod prose;
+pub mod stream;
 pub mod syntax;
 
 use std::fmt;
@@ -58,6 +60,7 @@ pub use error::ToolsError;
 pub use input::{read_tools, InputFormat, ResponseFormat, ToolList, ToolSpec};
 pub use parse::{parse_reply, parse_tool_calls, CallParseError, Reply, ToolCall};
 pub use prose::prose_grammar;
+pub use stream::{CallStream, StreamEvent};
 pub use syntax::{Syntax, MISTRAL_ID_LEN};
 
 use combine::{combine, Unit};
