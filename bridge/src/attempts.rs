@@ -8,8 +8,7 @@
 use gbnfc_compiler::gbnf::Grammar;
 
 use crate::chat::{self, Message};
-use crate::engine::Engine;
-use crate::generate::{generate, Finish, GenerateOptions, Generation, Stats};
+use crate::generate::{Finish, GenerateOptions, Generation, Generator, Stats};
 use crate::structured::feedback;
 use crate::BridgeError;
 
@@ -42,7 +41,7 @@ pub fn cut_off(tokens: usize) -> String {
 /// attempt ran out of tokens; [`BridgeError::Invalid`] listing each attempt's problems
 /// otherwise.
 pub fn with_retries<T>(
-    engine: &Engine,
+    generator: &(impl Generator + ?Sized),
     mut conversation: Vec<Message>,
     grammar: Option<&Grammar>,
     options: &GenerateOptions,
@@ -54,12 +53,12 @@ pub fn with_retries<T>(
     let mut truncations = 0;
     let mut last_truncated = None;
     for attempt in 0..=retries {
-        let prompt = chat::render_prompt(engine, &conversation)?;
+        let prompt = chat::render_prompt(generator.engine(), &conversation)?;
         let attempt_options = GenerateOptions {
             seed: options.seed.wrapping_add(attempt as u32),
             ..*options
         };
-        let generation = generate(engine, &prompt, grammar, &attempt_options)?;
+        let generation = generator.generate(&prompt, grammar, &attempt_options)?;
         stats.add(&generation.stats);
         let seen = Attempt {
             number: attempt + 1,

@@ -241,6 +241,40 @@ pub fn grammar_sampler(
     Ok((sampler, stacks))
 }
 
+/// Generates text from a templated prompt: the engine itself, one generation at a time
+/// ([`generate`]), or the server's scheduler, which decodes several together. The retry
+/// loop ([`crate::attempts`]), structured output and tool calls run on either.
+pub trait Generator {
+    /// The engine whose model renders prompts and reads templates.
+    fn engine(&self) -> &Engine;
+
+    /// Generates from `prompt` under `grammar`, as [`generate`] does.
+    ///
+    /// # Errors
+    /// As [`generate`]; a scheduler adds its own (cancelled, timed out).
+    fn generate(
+        &self,
+        prompt: &str,
+        grammar: Option<&Grammar>,
+        options: &GenerateOptions,
+    ) -> Result<Generation, BridgeError>;
+}
+
+impl Generator for Engine {
+    fn engine(&self) -> &Engine {
+        self
+    }
+
+    fn generate(
+        &self,
+        prompt: &str,
+        grammar: Option<&Grammar>,
+        options: &GenerateOptions,
+    ) -> Result<Generation, BridgeError> {
+        generate(self, prompt, grammar, options)
+    }
+}
+
 /// Generates from `prompt` (already templated: see [`crate::chat::render_prompt`]),
 /// constrained by `grammar` when given.
 ///
@@ -256,114 +290,30 @@ pub fn generate(
     grammar: Option<&Grammar>,
     options: &GenerateOptions,
 ) -> Result<Generation, BridgeError> {
-    let grammar_state = match grammar {
-        Some(g) => {
-            let (sampler, stacks) = grammar_sampler(engine, g)?;
-            Some(GrammarState {
-                sampler,
-                stacks: Some(stacks),
-                tokens: has_token_refs(g),
-                closer: if options.close_out {
-                    Closer::new(g)
-                } else {
-                    None
-                },
-            })
-        }
-        None => None,
-    };
+    let grammar_state = grammar
+        .map(|g| GrammarState::new(engine, g, options.close_out))
+        .transpose()?;
     let mut cache = engine.lock();
     let mut ctx = engine.new_context()?;
     let n_ctx = ctx.n_ctx() as usize;
     let prompt_tokens = engine.tokenize_prompt(prompt);
-    if prompt_tokens.is_empty() {
-        return Err(BridgeError::Messages("the prompt is empty".into()));
-    }
-    if prompt_tokens.len() >= n_ctx {
-        return Err(BridgeError::ContextTooSmall {
-            prompt_tokens: prompt_tokens.len(),
-            ctx: n_ctx as u32,
-            needed: prompt_tokens.len() + options.max_tokens.max(1),
-        });
-    }
-    let budget = options.max_tokens.min(n_ctx - prompt_tokens.len());
-    let mut run = Run {
-        engine,
-        grammar: grammar_state,
-        chain: sampler_chain(engine, options),
-        stats: Stats {
-            prompt_tokens: prompt_tokens.len(),
-            budget,
-            repeat_penalty: options.repeat_penalty,
-            ..Stats::default()
-        },
-        bytes: Vec::new(),
-        pending: Vec::new(),
-        generated: 0,
-        budget,
-    };
-    if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
-        // Close-out keeps "generated + shortest completion ≤ budget", which must hold
-        // from the start: a budget below the shortest whole output can only truncate.
-        if close_plan(engine, closer, &[], budget).is_none() {
-            let shortest = close_plan(engine, closer, &[], n_ctx).map(|t| t.len());
-            match shortest {
-                Some(shortest) => {
-                    return Err(BridgeError::BudgetTooSmall { shortest, budget });
-                }
-                None => {
-                    if let Some(state) = run.grammar.as_mut() {
-                        state.closer = None;
-                    }
-                }
-            }
-        }
-    }
-    run.stats.close_out = run.grammar.as_ref().is_some_and(|s| s.closer.is_some());
-    run.stats.peak_stacks = run
-        .grammar
-        .as_ref()
-        .and_then(|s| s.stacks.as_ref())
-        .map_or(0, LlamaStacks::len);
+    let mut run = Run::new(engine, grammar_state, &prompt_tokens, n_ctx, options)?;
 
     let started = Instant::now();
     let mut batch = LlamaBatch::new(prompt_tokens.len().max(1), 1);
-    let (mut first_logits, cached) =
-        evaluate_prompt(&mut ctx, &mut cache, &prompt_tokens, &mut batch)?;
+    let (first_logits, cached) = evaluate_prompt(&mut ctx, &mut cache, &prompt_tokens, &mut batch)?;
     run.stats.prompt_cached = cached;
     run.stats.prompt_ms = ms_since(started);
 
     let generation_started = Instant::now();
     let mut position = prompt_tokens.len() as i32;
+    let mut step = run.step(&first_logits)?;
     let finish = loop {
-        if run.generated >= run.budget {
-            break run.finish_at_budget();
-        }
-        let logits = if first_logits.is_empty() {
-            ctx.get_logits_ith(batch.n_tokens() - 1)
-        } else {
-            &first_logits
+        let token = match step {
+            Step::Decode(token) => token,
+            Step::Done(finish) => break finish,
         };
-        let token = match run.pick(logits)? {
-            Pick::Token(token) => token,
-            Pick::End => break Finish::Stop,
-        };
-        if engine.model().vocab().is_eog(token) {
-            break Finish::Stop;
-        }
-        match run.guard_budget(token)? {
-            Guard::Proceed => {}
-            Guard::ClosedOut(finish) => break finish,
-        }
-        run.accept(token)?;
-        if run.grammar_finished() {
-            break Finish::Stop;
-        }
-        if run.generated >= run.budget {
-            break run.finish_at_budget();
-        }
         let decode_started = Instant::now();
-        first_logits = Vec::new();
         batch.clear();
         batch
             .add(token, position, &[0], true)
@@ -372,18 +322,10 @@ pub fn generate(
         ctx.decode(&mut batch)
             .map_err(|e| BridgeError::Decode(e.to_string()))?;
         run.stats.decode_ms += ms_since(decode_started);
+        step = run.step(ctx.get_logits_ith(batch.n_tokens() - 1))?;
     };
     run.stats.generation_ms = ms_since(generation_started);
-    run.stats.generated_tokens = run.generated;
-    let text = match String::from_utf8(run.bytes) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
-    Ok(Generation {
-        text,
-        finish,
-        stats: run.stats,
-    })
+    Ok(run.into_generation(finish))
 }
 
 /// Puts the prompt into `ctx` — restored from the engine's cache when this prompt was
@@ -436,7 +378,7 @@ fn evaluate_prompt(
 
 /// The grammar sampler, its parse stacks, and (when available) the close-out parser
 /// following it.
-struct GrammarState {
+pub(crate) struct GrammarState {
     sampler: LlamaSampler,
     /// llama.cpp's stacks, moved over each token before llama.cpp moves them (`None` once
     /// the two disagree: invalid UTF-8, or a token text resolved otherwise).
@@ -444,6 +386,40 @@ struct GrammarState {
     /// The grammar names tokens itself, control tokens included: they are not masked.
     tokens: bool,
     closer: Option<Closer>,
+}
+
+impl GrammarState {
+    /// The sampler, stacks and (with `close_out`) close-out parser of `grammar`.
+    ///
+    /// # Errors
+    /// As [`grammar_sampler`].
+    pub(crate) fn new(
+        engine: &Engine,
+        grammar: &Grammar,
+        close_out: bool,
+    ) -> Result<GrammarState, BridgeError> {
+        let (sampler, stacks) = grammar_sampler(engine, grammar)?;
+        Ok(GrammarState {
+            sampler,
+            stacks: Some(stacks),
+            tokens: has_token_refs(grammar),
+            closer: if close_out {
+                Closer::new(grammar)
+            } else {
+                None
+            },
+        })
+    }
+}
+
+/// What one step of a generation asks of its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Decode this token at the sequence's next position, then step again with the
+    /// logits after it.
+    Decode(LlamaToken),
+    /// The generation is over.
+    Done(Finish),
 }
 
 /// What a sampling step chose.
@@ -461,8 +437,9 @@ enum Guard {
     ClosedOut(Finish),
 }
 
-/// The state of one generation.
-struct Run<'e> {
+/// The state of one generation, stepped by its caller: [`generate`] for one sequence
+/// alone, the server's scheduler for several decoded together.
+pub(crate) struct Run<'e> {
     engine: &'e Engine,
     grammar: Option<GrammarState>,
     chain: LlamaSampler,
@@ -475,7 +452,131 @@ struct Run<'e> {
     budget: usize,
 }
 
-impl Run<'_> {
+impl<'e> Run<'e> {
+    /// A generation of at most `options.max_tokens` tokens (and what the context leaves)
+    /// after `prompt`, in a context of `n_ctx` tokens per sequence.
+    ///
+    /// # Errors
+    /// [`BridgeError::Messages`] for an empty prompt, [`BridgeError::ContextTooSmall`],
+    /// [`BridgeError::BudgetTooSmall`] when no complete output fits the budget.
+    pub(crate) fn new(
+        engine: &'e Engine,
+        grammar: Option<GrammarState>,
+        prompt: &[LlamaToken],
+        n_ctx: usize,
+        options: &GenerateOptions,
+    ) -> Result<Run<'e>, BridgeError> {
+        if prompt.is_empty() {
+            return Err(BridgeError::Messages("the prompt is empty".into()));
+        }
+        if prompt.len() >= n_ctx {
+            return Err(BridgeError::ContextTooSmall {
+                prompt_tokens: prompt.len(),
+                ctx: n_ctx as u32,
+                needed: prompt.len() + options.max_tokens.max(1),
+            });
+        }
+        let budget = options.max_tokens.min(n_ctx - prompt.len());
+        let mut run = Run {
+            engine,
+            grammar,
+            chain: sampler_chain(engine, options),
+            stats: Stats {
+                prompt_tokens: prompt.len(),
+                budget,
+                repeat_penalty: options.repeat_penalty,
+                ..Stats::default()
+            },
+            bytes: Vec::new(),
+            pending: Vec::new(),
+            generated: 0,
+            budget,
+        };
+        if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
+            // Close-out keeps "generated + shortest completion ≤ budget", which must hold
+            // from the start: a budget below the shortest whole output can only truncate.
+            if close_plan(engine, closer, &[], budget).is_none() {
+                match close_plan(engine, closer, &[], n_ctx).map(|t| t.len()) {
+                    Some(shortest) => {
+                        return Err(BridgeError::BudgetTooSmall { shortest, budget });
+                    }
+                    None => {
+                        if let Some(state) = run.grammar.as_mut() {
+                            state.closer = None;
+                        }
+                    }
+                }
+            }
+        }
+        run.stats.close_out = run.grammar.as_ref().is_some_and(|s| s.closer.is_some());
+        run.stats.peak_stacks = run
+            .grammar
+            .as_ref()
+            .and_then(|s| s.stacks.as_ref())
+            .map_or(0, LlamaStacks::len);
+        Ok(run)
+    }
+
+    /// One step over the logits after the last decoded token (the prompt's, at first):
+    /// pick a token, guard the budget, take it; say whether to decode it or stop.
+    ///
+    /// # Errors
+    /// [`BridgeError::DeadEnd`], [`BridgeError::GrammarTooAmbiguous`],
+    /// [`BridgeError::GrammarRefused`].
+    pub(crate) fn step(&mut self, logits: &[f32]) -> Result<Step, BridgeError> {
+        if self.generated >= self.budget {
+            return Ok(Step::Done(self.finish_at_budget()));
+        }
+        let token = match self.pick(logits)? {
+            Pick::Token(token) => token,
+            Pick::End => return Ok(Step::Done(Finish::Stop)),
+        };
+        if self.engine.model().vocab().is_eog(token) {
+            return Ok(Step::Done(Finish::Stop));
+        }
+        if let Guard::ClosedOut(finish) = self.guard_budget(token)? {
+            return Ok(Step::Done(finish));
+        }
+        self.accept(token)?;
+        if self.grammar_finished() {
+            return Ok(Step::Done(Finish::Stop));
+        }
+        if self.generated >= self.budget {
+            return Ok(Step::Done(self.finish_at_budget()));
+        }
+        Ok(Step::Decode(token))
+    }
+
+    /// The output bytes so far (a character may be cut at the end).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Cuts the output to its first `len` bytes (a stop sequence was found there; only
+    /// for output no grammar constrains).
+    pub(crate) fn cut(&mut self, len: usize) {
+        self.bytes.truncate(len);
+    }
+
+    /// The costs so far.
+    pub(crate) fn stats_mut(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+
+    /// The finished generation.
+    pub(crate) fn into_generation(mut self, finish: Finish) -> Generation {
+        self.stats.generated_tokens = self.generated;
+        let text = match String::from_utf8(self.bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Generation {
+            text,
+            finish,
+            stats: self.stats,
+        }
+    }
+
     /// One sampling step over `logits`: draw without the grammar, check the draw, and
     /// only if it is rejected mask the vocabulary with the grammar and draw again.
     fn pick(&mut self, logits: &[f32]) -> Result<Pick, BridgeError> {

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message};
 use crate::engine::Engine;
-use crate::generate::{has_token_refs, Finish, GenerateOptions, Stats};
+use crate::generate::{has_token_refs, Finish, GenerateOptions, Generator, Stats};
 use crate::openai::{self, FinishReason, Usage};
 use crate::validate::{self, Validator};
 use crate::BridgeError;
@@ -109,6 +109,15 @@ impl Prepared {
                     recognizer: None,
                 })
             }
+        }
+    }
+
+    /// `messages` as the model gets them: with the schema shown in the system prompt when
+    /// `schema_in_prompt` (and there is a schema).
+    pub fn conversation(&self, messages: &[Message], schema_in_prompt: bool) -> Vec<Message> {
+        match (&self.schema, schema_in_prompt) {
+            (Some(schema), true) => with_schema_instruction(messages, schema),
+            _ => messages.to_vec(),
         }
     }
 
@@ -210,18 +219,15 @@ pub fn run(
 /// # Errors
 /// As [`run`].
 pub fn run_prepared(
-    engine: &Engine,
+    generator: &(impl Generator + ?Sized),
     messages: &[Message],
     prepared: &Prepared,
     options: &StructuredOptions,
 ) -> Result<Structured, BridgeError> {
-    let conversation = match (&prepared.schema, options.schema_in_prompt) {
-        (Some(schema), true) => with_schema_instruction(messages, schema),
-        _ => messages.to_vec(),
-    };
+    let conversation = prepared.conversation(messages, options.schema_in_prompt);
     let grammar = Some(&prepared.grammar);
     attempts::with_retries(
-        engine,
+        generator,
         conversation,
         grammar,
         &options.generate,

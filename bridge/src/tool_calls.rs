@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message, ToolCall};
 use crate::engine::Engine;
-use crate::generate::{Finish, GenerateOptions, Stats};
+use crate::generate::{Finish, GenerateOptions, Generator, Stats};
 use crate::openai::{self, FinishReason, Usage};
 use crate::validate::Validator;
 use crate::BridgeError;
@@ -119,9 +119,19 @@ impl PreparedCalls {
         })
     }
 
+    /// `messages` as the model gets them: the tools shown in the system prompt, unless
+    /// the choice is `none`.
+    pub fn conversation(&self, messages: &[Message]) -> Vec<Message> {
+        if self.compiled.choice == ToolChoice::None {
+            messages.to_vec()
+        } else {
+            chat::with_tools(messages, &self.definitions)
+        }
+    }
+
     /// Reads a finished reply: prose and calls, each call's arguments validated. Returns
     /// the problems (empty when the reply is good) and the reply.
-    fn check(&self, text: &str) -> (Vec<String>, Option<String>, Vec<ToolCall>) {
+    pub fn check(&self, text: &str) -> (Vec<String>, Option<String>, Vec<ToolCall>) {
         if self.compiled.choice == ToolChoice::None {
             // No tools this turn: the whole text is the answer.
             let answer = text.trim().to_string();
@@ -233,20 +243,16 @@ impl CallReply {
 /// [`BridgeError::Truncated`] when every attempt ran out of tokens,
 /// [`BridgeError::Invalid`] listing each attempt's problems otherwise; any engine error.
 pub fn call(
-    engine: &Engine,
+    generator: &(impl Generator + ?Sized),
     messages: &[Message],
     prepared: &PreparedCalls,
     options: &GenerateOptions,
     retries: usize,
 ) -> Result<CallReply, BridgeError> {
-    let conversation = if prepared.compiled.choice == ToolChoice::None {
-        messages.to_vec()
-    } else {
-        chat::with_tools(messages, &prepared.definitions)
-    };
+    let conversation = prepared.conversation(messages);
     let grammar = prepared.compiled.grammar.as_ref();
     attempts::with_retries(
-        engine,
+        generator,
         conversation,
         grammar,
         options,
