@@ -273,6 +273,43 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// One context holding `sequences` sequences of [`Engine::ctx`] tokens each (the
+    /// server's slots, decoded together in one batch per step), and the tokens each
+    /// sequence holds.
+    ///
+    /// # Errors
+    /// [`BridgeError::Context`] when llama.cpp cannot allocate it.
+    pub(crate) fn new_parallel_context(
+        &self,
+        sequences: u32,
+    ) -> Result<(LlamaContext<'_>, usize), BridgeError> {
+        let per_sequence = if self.ctx == 0 {
+            self.model.n_ctx_train()
+        } else {
+            self.ctx
+        };
+        let sequences = sequences.max(1);
+        let n_ctx = per_sequence.saturating_mul(sequences);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(per_sequence.max(sequences))
+            .with_n_seq_max(sequences)
+            .with_kv_unified(false)
+            .with_n_threads(self.threads)
+            .with_n_threads_batch(self.threads);
+        let ctx = self
+            .model
+            .new_context(backend()?, params)
+            .map_err(|e| BridgeError::Context {
+                ctx: n_ctx,
+                reason: format!("{e} (out of memory? try a smaller --ctx or --parallel)"),
+            })?;
+        let each = ctx.n_ctx() as usize / sequences as usize;
+        Ok((ctx, each))
+    }
+}
+
 /// The loading bar: percent of the model read, on standard error (hidden when standard
 /// error is not a terminal).
 fn progress_bar(path: &Path) -> ProgressBar {

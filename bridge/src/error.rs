@@ -122,6 +122,21 @@ pub enum BridgeError {
     /// A tool list that cannot be compiled (the message names the tool and the pointer).
     #[error("invalid tool list: {0}")]
     Tools(String),
+    /// The request was withdrawn (its client went away) before its generation ended.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The request ran past its deadline.
+    #[error("the request took longer than its {seconds} s limit")]
+    TimedOut {
+        /// The limit, in seconds.
+        seconds: f64,
+    },
+    /// The server cannot start (its settings, or its address).
+    #[error("{0}")]
+    Serve(String),
+    /// The server's engine thread is gone (it stopped, or failed to start).
+    #[error("the engine is not running: {0}")]
+    EngineStopped(String),
     /// Every attempt produced output that fails validation.
     #[error("no valid output after {attempts} attempt(s):\n{}", .errors.join("\n"))]
     Invalid {

@@ -9,7 +9,8 @@
 //! asks llama.cpp itself whether it accepts a grammar ([`vocab::Vocab::llama_accepts`]),
 //! and talks to MCP servers ([`mcp`]): tool lists, calls, both hops of validation.
 //! [`tool_calls`] runs constrained tool calls (OpenAI assistant messages), and
-//! [`mcp_loop`] is the host loop joining the model and MCP servers.
+//! [`mcp_loop`] is the host loop joining the model and MCP servers. [`server`] is
+//! `gbnfc serve`, the OpenAI-compatible HTTP server.
 pub mod attempts;
 pub mod backend;
 pub mod chat;
@@ -22,6 +23,7 @@ pub mod mcp;
 pub mod mcp_loop;
 pub mod model_path;
 pub mod openai;
+pub mod server;
 pub mod structured;
 pub mod tool_calls;
 pub mod validate;

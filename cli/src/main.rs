@@ -13,6 +13,7 @@ mod input;
 mod mcp_command;
 mod run_command;
 mod schema_commands;
+mod serve_command;
 mod tools_command;
 
 use std::process::ExitCode;
@@ -245,6 +246,11 @@ enum Command {
         after_help = "Prints the share of valid outputs, how many are distinct, the median length, and each invalid output with its validation error.\n\nExample:\n  gbnfc fuzz ../shared/examples/weather-card.schema.json -n 500\n  gbnfc fuzz examples/weather-tools.openai.json -n 20 --with-model --temperature 1.2"
     )]
     Fuzz(Box<fuzz_command::FuzzArgs>),
+    /// Serve the OpenAI chat completions API on a local model, with exact structured outputs and tool calls.
+    #[command(
+        after_help = "Endpoints: GET /health, GET /v1/models, POST /v1/chat/completions (response_format, tools, tool_choice, stream, and llama.cpp's `grammar`), GET /metrics. The model and sampling flags set every request's defaults. Binds 127.0.0.1:8080 and prints the URL on standard error when the model is loaded.\n\nExample:\n  gbnfc serve --port 8080 --parallel 4\n  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \\\n    -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"response_format\": {\"type\": \"json_object\"}}'"
+    )]
+    Serve(Box<serve_command::ServeArgs>),
 }
 
 /// `--emit` values.
@@ -365,6 +371,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Call(args) => call_command::run(&args),
         Command::Mcp(args) => mcp_command::run(&args),
         Command::Fuzz(args) => fuzz_command::run(&args),
+        Command::Serve(args) => serve_command::run(&args),
     }
 }
 

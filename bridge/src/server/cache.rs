@@ -1,0 +1,68 @@
+//! The grammar cache: compiled outputs (a schema's or grammar's [`Prepared`], a tool list's
+//! [`PreparedCalls`]) kept in a bounded LRU, keyed by the request parts that determine
+//! them ([`Output::cache_key`](super::request::Output::cache_key)), so a repeated schema
+//! or tool list is never compiled again.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use lru::LruCache;
+
+use crate::structured::Prepared;
+use crate::tool_calls::PreparedCalls;
+
+/// What a request's output compiles to.
+#[derive(Debug)]
+pub enum Compiled {
+    /// A schema, `response_format` or grammar.
+    Structured(Prepared),
+    /// A tool list (with its choice, parallel setting and `response_format`).
+    Tools(PreparedCalls),
+}
+
+/// A bounded map from cache keys to compiled outputs, least recently used out first.
+pub struct GrammarCache {
+    entries: Mutex<LruCache<String, Arc<Compiled>>>,
+}
+
+impl GrammarCache {
+    /// A cache of at most `capacity` entries (at least one).
+    pub fn new(capacity: usize) -> GrammarCache {
+        let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
+        GrammarCache {
+            entries: Mutex::new(LruCache::new(capacity)),
+        }
+    }
+
+    /// The entry for `key`, compiled with `compile` when absent; and whether it was
+    /// cached. Errors are not cached.
+    ///
+    /// # Errors
+    /// What `compile` returns.
+    pub fn get_or_compile<E>(
+        &self,
+        key: &str,
+        compile: impl FnOnce() -> Result<Compiled, E>,
+    ) -> Result<(Arc<Compiled>, bool), E> {
+        if let Some(found) = self.lock().get(key) {
+            return Ok((Arc::clone(found), true));
+        }
+        let compiled = Arc::new(compile()?);
+        self.lock().put(key.to_string(), Arc::clone(&compiled));
+        Ok((compiled, false))
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<String, Arc<Compiled>>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
