@@ -276,7 +276,10 @@ impl Engine {
 impl Engine {
     /// One context holding `sequences` sequences of [`Engine::ctx`] tokens each (the
     /// server's slots, decoded together in one batch per step), and the tokens each
-    /// sequence holds.
+    /// sequence may hold. The KV cache is unified: one pool of cells for every sequence,
+    /// so that a batch is one graph (a split cache decodes each sequence apart: batches
+    /// of 2 measured 1.8× the time of 1) and a shared prompt prefix is copied between
+    /// sequences without evaluating it again.
     ///
     /// # Errors
     /// [`BridgeError::Context`] when llama.cpp cannot allocate it.
@@ -295,7 +298,7 @@ impl Engine {
             .with_n_ctx(NonZeroU32::new(n_ctx))
             .with_n_batch(per_sequence.max(sequences))
             .with_n_seq_max(sequences)
-            .with_kv_unified(false)
+            .with_kv_unified(true)
             .with_n_threads(self.threads)
             .with_n_threads_batch(self.threads);
         let ctx = self

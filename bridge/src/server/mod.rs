@@ -182,6 +182,11 @@ pub async fn serve(
         }
     });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // Streamed chunks are small writes: without TCP_NODELAY each waits on the client's
+    // delayed acknowledgement of the one before.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         let _ = stopped.await;
     });

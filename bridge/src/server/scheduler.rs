@@ -314,6 +314,7 @@ impl<'e> EngineLoop<'e> {
             self.per_sequence,
             &job.options,
         )?;
+        self.borrow_prefix(slot, prompt);
         // Keep the shared prefix, but evaluate at least the last prompt token again: its
         // logits are the first step's.
         let keep = common_prefix(&self.slots[slot].cached, prompt).min(prompt.len() - 1);
@@ -333,6 +334,33 @@ impl<'e> EngineLoop<'e> {
         self.slots[slot].cached.truncate(keep);
         run.stats_mut().prompt_cached = keep > 0;
         self.evaluate_prompt(slot, seq, keep, prompt, run, started)
+    }
+
+    /// When another slot (busy or not) holds a longer prefix of `prompt` than `slot` does,
+    /// `slot` takes that prefix over: the context's cache is unified, so the copy shares
+    /// the other sequence's cells instead of evaluating the prefix again (a system prompt
+    /// with a schema or tool list, shared by concurrent requests).
+    fn borrow_prefix(&mut self, slot: usize, prompt: &[LlamaToken]) {
+        let own = common_prefix(&self.slots[slot].cached, prompt);
+        let donor = (0..self.slots.len())
+            .filter(|&i| i != slot)
+            .map(|i| (common_prefix(&self.slots[i].cached, prompt), i))
+            .max();
+        let Some((shared, donor)) = donor.filter(|&(shared, _)| shared > own) else {
+            return;
+        };
+        let cleared = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
+        let copied =
+            self.ctx
+                .kv_cache_seq_cp(donor as i32, slot as i32, Some(0), Some(shared as u32));
+        self.slots[slot].cached = if cleared.is_ok() && copied.is_ok() {
+            self.slots[donor].cached[..shared].to_vec()
+        } else {
+            self.ctx
+                .clear_kv_cache_seq(Some(slot as u32), None, None)
+                .ok();
+            Vec::new()
+        };
     }
 
     /// Decodes `prompt[from..]` into sequence `seq` in chunks of the batch size, then takes

@@ -1,0 +1,238 @@
+//! `gbnfc serve` under load, on the default model: aggregate generated tokens per second
+//! with 1, 2 and 4 concurrent streaming clients, request latency and time to first token
+//! (p50/p95), and the time to first token of a request under a cached grammar against
+//! the same request with no grammar, interleaved in one run. Prints Markdown for
+//! BENCHMARKS.md (`scripts/benchmarks`).
+//!
+//! The server runs in this process on a loopback port with 4 slots; the clients are
+//! reqwest over real sockets. Every request streams (`stream_options.include_usage`), so
+//! the first content delta times the first token and the usage chunk counts the tokens.
+//!
+//! `cargo run --release -p gbnfc-benches --bin serve_report [REQUESTS_PER_LEVEL]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use gbnfc_bridge::engine::EngineOptions;
+use gbnfc_bridge::server::{self, ServeOptions};
+use gbnfc_bridge::GenerateOptions;
+use gbnfc_compiler::schema;
+use serde_json::{json, Value};
+
+#[global_allocator]
+static ALLOCATOR: gbnfc_alloc::MiMalloc = gbnfc_alloc::MiMalloc;
+
+/// The slots of the server.
+const PARALLEL: u32 = 4;
+
+/// Pairs of (cached grammar, no grammar) requests for the time-to-first-token comparison.
+const TTFT_PAIRS: usize = 12;
+
+/// What one streamed request took.
+struct Timing {
+    first_token: Duration,
+    total: Duration,
+    tokens: u64,
+}
+
+fn main() {
+    let per_level: usize = std::env::args()
+        .nth(1)
+        .map_or(8, |n| n.parse().expect("REQUESTS_PER_LEVEL"));
+    let url = start_server();
+    let schema = example("weather-card.schema.json");
+    let format = json!({"type": "json_schema", "json_schema": {"name": "card", "schema": schema}});
+    let body = |seed: usize| {
+        json!({
+            "messages": [{"role": "user", "content": "A weather card for Chengdu tomorrow."}],
+            "response_format": format,
+            "max_tokens": 96,
+            "seed": seed,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    };
+    // Warm up: compile the schema into the cache and fill the slots' prompt caches.
+    for seed in 0..PARALLEL as usize {
+        stream(&url, &body(seed));
+    }
+
+    println!("| clients | requests | generated tokens | aggregate tokens/s | over 1 client | latency p50 / p95 (s) | first token p50 / p95 (ms) |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut single = 0.0;
+    for clients in [1usize, 2, 4] {
+        let next = AtomicUsize::new(0);
+        let started = Instant::now();
+        let timings: Vec<Timing> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..clients)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::SeqCst);
+                            if i >= per_level {
+                                return mine;
+                            }
+                            mine.push(stream(&url, &body(100 + i)));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        let wall = started.elapsed().as_secs_f64();
+        let tokens: u64 = timings.iter().map(|t| t.tokens).sum();
+        let rate = tokens as f64 / wall;
+        if clients == 1 {
+            single = rate;
+        }
+        let totals: Vec<f64> = timings.iter().map(|t| t.total.as_secs_f64()).collect();
+        let firsts: Vec<f64> = timings
+            .iter()
+            .map(|t| t.first_token.as_secs_f64() * 1000.0)
+            .collect();
+        println!(
+            "| {clients} | {} | {tokens} | {rate:.1} | {:.2}× | {:.2} / {:.2} | {:.0} / {:.0} |",
+            timings.len(),
+            rate / single,
+            percentile(&totals, 0.5),
+            percentile(&totals, 0.95),
+            percentile(&firsts, 0.5),
+            percentile(&firsts, 0.95),
+        );
+    }
+
+    // The same prompt with and without a grammar (the weather card's, through the
+    // `grammar` field so that the prompt does not change), interleaved, one at a time.
+    let grammar = schema::compile(&schema, &schema::Options::default())
+        .unwrap()
+        .grammar
+        .to_string();
+    let plain = |seed: usize| {
+        json!({
+            "messages": [{"role": "user", "content": "A weather card for Chengdu tomorrow, as JSON."}],
+            "max_tokens": 128,
+            "seed": seed,
+            "stream": true,
+        })
+    };
+    let constrained = |seed: usize| {
+        let mut body = plain(seed);
+        body["grammar"] = json!(grammar);
+        body
+    };
+    stream(&url, &constrained(0));
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for seed in 0..TTFT_PAIRS {
+        with.push(stream(&url, &constrained(seed)).first_token.as_secs_f64() * 1000.0);
+        without.push(stream(&url, &plain(seed)).first_token.as_secs_f64() * 1000.0);
+    }
+    let (with50, without50) = (percentile(&with, 0.5), percentile(&without, 0.5));
+    println!();
+    println!("| first token, same prompt, one client | p50 (ms) | p95 (ms) | over no grammar |");
+    println!("|---|---|---|---|");
+    println!(
+        "| no grammar | {without50:.1} | {:.1} | 1.00× |",
+        percentile(&without, 0.95)
+    );
+    println!(
+        "| cached grammar (weather card) | {with50:.1} | {:.1} | {:.2}× |",
+        percentile(&with, 0.95),
+        with50 / without50
+    );
+}
+
+/// Starts `gbnfc serve` in this process on a loopback port; returns its URL.
+fn start_server() -> String {
+    let options = ServeOptions {
+        host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        port: 0,
+        api_key: None,
+        no_auth: false,
+        parallel: PARALLEL,
+        queue: 64,
+        max_body: server::DEFAULT_MAX_BODY,
+        request_timeout: Duration::from_secs(600),
+        engine: EngineOptions {
+            ctx: 2048,
+            ..EngineOptions::default()
+        },
+        defaults: GenerateOptions::default(),
+        retries: 0,
+    };
+    let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let on_ready = move |address: SocketAddr, _: &server::Ready| {
+            let _ = ready.send(address);
+        };
+        runtime
+            .block_on(server::serve(options, on_ready, std::future::pending()))
+            .unwrap();
+    });
+    let address = address
+        .recv_timeout(Duration::from_secs(300))
+        .expect("the server did not start (the default model: scripts/fetch-model)");
+    format!("http://{address}")
+}
+
+/// Streams one request; times its first content delta and its end, counts its tokens.
+fn stream(url: &str, body: &Value) -> Timing {
+    let started = Instant::now();
+    let response = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .build()
+        .unwrap()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(body)
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut first_token = None;
+    let mut tokens = 0;
+    for line in BufReader::new(response).lines() {
+        let line = line.unwrap();
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        if data == "[DONE]" {
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data).unwrap();
+        assert!(chunk.get("error").is_none(), "{chunk}");
+        let content = chunk["choices"][0]["delta"]["content"].as_str();
+        if first_token.is_none() && content.is_some_and(|c| !c.is_empty()) {
+            first_token = Some(started.elapsed());
+        }
+        if let Some(n) = chunk["usage"]["completion_tokens"].as_u64() {
+            tokens = n;
+        }
+    }
+    Timing {
+        first_token: first_token.unwrap_or_else(|| started.elapsed()),
+        total: started.elapsed(),
+        tokens,
+    }
+}
+
+fn example(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/examples")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The `q` quantile (nearest rank) of `values`.
+fn percentile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
