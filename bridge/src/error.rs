@@ -131,6 +131,9 @@ pub enum BridgeError {
         /// The limit, in seconds.
         seconds: f64,
     },
+    /// A failure inside gbnfc itself (a caught panic), confined to one request.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// The server cannot start (its settings, or its address).
     #[error("{0}")]
     Serve(String),

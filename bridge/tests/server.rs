@@ -805,6 +805,73 @@ fn a_client_dropped_mid_stream_frees_its_slot() {
 }
 
 #[test]
+fn a_client_gone_before_its_answer_frees_its_slot() {
+    let server = TestServer::start(ServeOptions {
+        parallel: 1,
+        ..options()
+    });
+    let body = json!({"messages": user("Go."), "grammar": long_grammar(1500), "max_tokens": 4000})
+        .to_string();
+    let mut socket =
+        std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
+    std::io::Write::write_all(
+        &mut socket,
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {KEY}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    drop(socket);
+    let started = Instant::now();
+    let (status, answer) = chat(
+        &server.url,
+        &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_failure_inside_one_request_is_a_500_and_the_server_goes_on() {
+    let url = main_server();
+    for body in [
+        json!({"model": "gbnfc-fault:handler", "messages": user("x")}),
+        json!({"messages": user("gbnfc-fault:engine"), "max_tokens": 8}),
+        json!({"messages": user("gbnfc-fault:engine"), "max_tokens": 8, "stream": true}),
+    ] {
+        let response = post(url, &body);
+        let status = response.status();
+        let text = response.text().unwrap();
+        if status == 200 {
+            // A stream has begun: the failure is its error event.
+            assert!(
+                text.contains("data: {\"error\"") && text.contains("server_error"),
+                "{text}"
+            );
+            assert!(!text.contains("[DONE]"), "{text}");
+        } else {
+            assert_eq!(status, 500, "{body}: {text}");
+            let answer: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(answer["error"]["type"], "server_error", "{answer}");
+        }
+        let (status, answer) = chat(
+            url,
+            &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
+        );
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["choices"][0]["message"]["content"], "yes");
+    }
+}
+
+#[test]
 fn load_32_requests_from_8_clients_all_valid() {
     let url = main_server();
     let tools = weather_tools();

@@ -129,6 +129,7 @@ async fn admit(
         )
     })?;
     let request = request::read(&value, &state.options.defaults)?;
+    super::fault::handler(request.model.as_deref());
     let permit = Arc::clone(&state.admission)
         .try_acquire_owned()
         .map_err(|_| {

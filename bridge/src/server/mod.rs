@@ -21,6 +21,7 @@
 pub mod api_error;
 pub mod cache;
 pub mod completion;
+pub mod fault;
 pub mod metrics;
 pub mod request;
 pub mod routes;

@@ -26,6 +26,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
+use super::fault;
 use super::metrics::Metrics;
 use crate::engine::Engine;
 use crate::generate::{GenerateOptions, Generation, Generator, GrammarState, Run, Step};
@@ -254,7 +255,14 @@ impl<'e> EngineLoop<'e> {
             }
             let prompt = self.engine.tokenize_prompt(&job.prompt);
             let slot = self.best_slot(&prompt);
-            match self.start(slot, &job, &prompt) {
+            let started = catch_failure(|| {
+                fault::engine(&job.prompt);
+                self.start(slot, &job, &prompt)
+            });
+            if started.is_err() {
+                self.forget(slot);
+            }
+            match started {
                 Ok((run, step)) => {
                     let active = Active {
                         run,
@@ -444,10 +452,22 @@ impl<'e> EngineLoop<'e> {
             } else if let Some(error) = past_deadline(active.deadline) {
                 Err(error)
             } else {
-                active.run.step(self.ctx.get_logits_ith(b as i32))
+                let logits = self.ctx.get_logits_ith(b as i32);
+                catch_failure(|| active.run.step(logits))
             };
+            if step.is_err() {
+                self.forget(i);
+            }
             self.slots[i].active = self.after_step(active, step);
         }
+    }
+
+    /// Drops what `slot`'s sequence holds (after a failure its cache is not trusted).
+    fn forget(&mut self, slot: usize) {
+        self.ctx
+            .clear_kv_cache_seq(Some(slot as u32), None, None)
+            .ok();
+        self.slots[slot].cached.clear();
     }
 
     /// Sends what a step produced; the job back while it goes on (its next token set),
@@ -526,6 +546,16 @@ impl<'e> EngineLoop<'e> {
         });
         let _ = active.reply.send(result);
     }
+}
+
+/// Runs one job's part of a step; a panic inside it becomes that job's error, so one
+/// failing request cannot stop the engine thread (the others go on).
+fn catch_failure<T>(work: impl FnOnce() -> Result<T, BridgeError>) -> Result<T, BridgeError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        Err(BridgeError::Internal(
+            "the engine failed on this request; it goes on serving".into(),
+        ))
+    })
 }
 
 /// Cuts the output before the first stop sequence it contains; whether it found one.
