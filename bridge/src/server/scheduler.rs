@@ -4,7 +4,7 @@
 //! Only this thread touches the llama.cpp context. Handlers hand it [`Job`]s over a
 //! channel ([`Scheduler::submit`]); it admits them into free slots as they come, each
 //! with its own grammar state, sampler chain, close-out and budget (a
-//! [`Run`](crate::generate::Run)), and every step decodes one token of every active
+//! `Run`), and every step decodes one token of every active
 //! sequence in one batch. A job's text goes back as it grows (when it asked to stream)
 //! and its [`Generation`] at the end.
 //!
