@@ -39,7 +39,7 @@ struct Item {
 
 /// One Earley set, and (once asked for) its `G(j, ·)`: for each nonterminal waited on
 /// here, the cost of finishing and the item it goes through.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct EarleySet {
     items: Vec<Item>,
     seen: FxHashSet<Item>,
@@ -66,6 +66,7 @@ impl EarleySet {
 /// assert_eq!(closer.completion(100).as_deref(), Some("]}"));
 /// assert!(!closer.push_str("x"));
 /// ```
+#[derive(Clone)]
 pub struct Closer {
     flat: Flat,
     start_nt: u32,

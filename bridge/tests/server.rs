@@ -210,6 +210,37 @@ fn stream_events(response: Response) -> Vec<String> {
         .collect()
 }
 
+/// Sends a request by hand: headers declaring `length` bytes, then `body` (which may be
+/// less); the socket stays open for the caller.
+fn raw_post(url: &str, length: usize, body: &str) -> std::net::TcpStream {
+    let mut socket = std::net::TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    std::io::Write::write_all(
+        &mut socket,
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {KEY}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n{body}"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    socket
+}
+
+/// A short request answers soon: on a one-slot server, the slot is free again.
+fn assert_slot_frees(url: &str) {
+    let started = Instant::now();
+    let (status, answer) = chat(
+        url,
+        &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn health_models_and_metrics_answer() {
     let url = main_server();
@@ -603,17 +634,7 @@ fn hostile_bodies_do_not_take_the_server_down() {
     // A 64 MB body declared (the limit is 1 MiB here): 413 in OpenAI's shape before the
     // body is read; and a body streamed past the limit (the server may close the
     // connection while the client still writes: then the client sees a broken pipe).
-    let mut socket = std::net::TcpStream::connect(url.trim_start_matches("http://")).unwrap();
-    std::io::Write::write_all(
-        &mut socket,
-        format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {KEY}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{{",
-            64 << 20
-        )
-        .as_bytes(),
-    )
-    .unwrap();
+    let mut socket = raw_post(url, 64 << 20, "{");
     let mut answer = String::new();
     socket
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -767,12 +788,7 @@ fn a_request_past_its_timeout_is_504_and_frees_its_slot() {
     let (status, answer) = chat(&server.url, &body);
     assert_eq!(status, 504, "{answer}");
     assert!(started.elapsed() < Duration::from_secs(30));
-    // The slot is free again: a short request runs.
-    let (status, answer) = chat(
-        &server.url,
-        &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
-    );
-    assert_eq!(status, 200, "{answer}");
+    assert_slot_frees(&server.url);
 }
 
 #[test]
@@ -791,17 +807,7 @@ fn a_client_dropped_mid_stream_frees_its_slot() {
     response.read_exact(&mut first).unwrap();
     drop(response);
     // With one slot, this runs only once the dropped stream's generation has ended.
-    let started = Instant::now();
-    let (status, answer) = chat(
-        &server.url,
-        &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
-    );
-    assert_eq!(status, 200, "{answer}");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_slot_frees(&server.url);
 }
 
 #[test]
@@ -812,31 +818,10 @@ fn a_client_gone_before_its_answer_frees_its_slot() {
     });
     let body = json!({"messages": user("Go."), "grammar": long_grammar(1500), "max_tokens": 4000})
         .to_string();
-    let mut socket =
-        std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
-    std::io::Write::write_all(
-        &mut socket,
-        format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {KEY}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .as_bytes(),
-    )
-    .unwrap();
+    let socket = raw_post(&server.url, body.len(), &body);
     std::thread::sleep(Duration::from_millis(500));
     drop(socket);
-    let started = Instant::now();
-    let (status, answer) = chat(
-        &server.url,
-        &json!({"messages": user("Yes?"), "grammar": "root ::= \"yes\""}),
-    );
-    assert_eq!(status, 200, "{answer}");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_slot_frees(&server.url);
 }
 
 #[test]

@@ -15,6 +15,8 @@
 //! built from pieces of the call syntaxes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use gbnfc_compiler::gbnf::Grammar;
@@ -28,6 +30,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
+use common::{examples, read, seed_examples};
+
 /// Texts sampled per grammar.
 const SAMPLES: usize = 40;
 /// Random cuts per text (besides whole and one character per piece).
@@ -37,40 +41,14 @@ const MAX_LEN: u64 = 300;
 /// The most calls with parallel calls.
 const MAX_CALLS: u32 = 3;
 
-fn examples() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/examples"
-    ))
-    .to_path_buf()
-}
-
-fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (CI lays ../shared beside the clone)",
-            path.display()
-        )
-    });
-    serde_json::from_str(&text).unwrap()
-}
-
 /// The tool lists of tests/tools.rs: the seed examples that are tool lists, a chat
 /// request with a `response_format`, and the MCP fixtures.
 fn tool_lists() -> Vec<(String, Value)> {
-    let mut lists = Vec::new();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(examples())
-        .unwrap_or_else(|e| panic!("{}: {e}", examples().display()))
-        .map(|e| e.unwrap().path())
+    let mut lists: Vec<(String, Value)> = seed_examples()
+        .into_iter()
+        .filter(|(_, _, schema)| !schema)
+        .map(|(name, value, _)| (name, value))
         .collect();
-    paths.sort();
-    for path in paths {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.ends_with(".schema.json") || name.ends_with(".response-format.json") {
-            continue;
-        }
-        lists.push((name, read(&path)));
-    }
     let weather = read(&examples().join("weather-tools.openai.json"));
     let card = read(&examples().join("weather-card.response-format.json"));
     lists.push((

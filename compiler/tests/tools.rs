@@ -16,6 +16,8 @@
 //! Bad input ends in a clear error that names the tool and the JSON pointer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
+use common::{examples, read, seed_examples};
+
 /// Texts sampled per grammar.
 const SAMPLES: usize = 200;
 /// Length the sampler aims to stay under.
@@ -38,41 +42,16 @@ const MAX_LEN: u64 = 400;
 /// The most calls with parallel calls, small enough that samples reach it.
 const MAX_CALLS: u32 = 3;
 
-fn examples() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/examples"
-    ))
-    .to_path_buf()
-}
-
 fn fixtures() -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp")).to_path_buf()
-}
-
-fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (CI lays ../shared beside the clone)",
-            path.display()
-        )
-    });
-    serde_json::from_str(&text).unwrap()
 }
 
 /// The seed examples that are tool lists, by file name. The others are schemas and
 /// response formats, which `read_tools` must refuse.
 fn seed_tool_lists() -> Vec<(String, Value)> {
     let mut lists = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(examples())
-        .unwrap_or_else(|e| panic!("{}: {e}", examples().display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let value = read(&path);
-        if name.ends_with(".schema.json") || name.ends_with(".response-format.json") {
+    for (name, value, schema) in seed_examples() {
+        if schema {
             assert!(
                 read_tools(&value, None).is_err(),
                 "{name} is not a tool list"

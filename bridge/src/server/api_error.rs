@@ -45,6 +45,17 @@ impl ApiError {
         }
     }
 
+    /// The 413 for a body over the server's `limit` bytes.
+    pub fn body_too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            format!(
+                "the request body is larger than the server's limit of {limit} bytes (--max-body)"
+            ),
+        )
+    }
+
     /// The same error with a code.
     pub fn with_code(mut self, code: &'static str) -> ApiError {
         self.code = Some(code);

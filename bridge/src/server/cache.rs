@@ -1,5 +1,6 @@
 //! The grammar cache: compiled outputs (a schema's or grammar's [`Prepared`], a tool list's
-//! [`PreparedCalls`]) kept in a bounded LRU, keyed by the request parts that determine
+//! [`PreparedCalls`]), each with its grammar made ready for generation
+//! ([`ReadyGrammar`]), kept in a bounded LRU, keyed by the request parts that determine
 //! them ([`Output::cache_key`](super::request::Output::cache_key)), so a repeated schema
 //! or tool list is never compiled again.
 
@@ -8,8 +9,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use lru::LruCache;
 
+use crate::engine::Engine;
+use crate::generate::ReadyGrammar;
 use crate::structured::Prepared;
 use crate::tool_calls::PreparedCalls;
+use crate::BridgeError;
 
 /// What a request's output compiles to.
 #[derive(Debug)]
@@ -20,9 +24,36 @@ pub enum Compiled {
     Tools(PreparedCalls),
 }
 
+/// A cache entry: the compiled output, and its grammar made ready for generation.
+#[derive(Debug)]
+pub struct Entry {
+    /// The compiled output.
+    pub compiled: Compiled,
+    /// Its grammar's sampler, stacks and close-out parser, copied for each generation
+    /// (`None`: nothing constrains the output).
+    pub grammar: Option<Arc<ReadyGrammar>>,
+}
+
+impl Entry {
+    /// `compiled` with its grammar made ready.
+    ///
+    /// # Errors
+    /// What [`ReadyGrammar::new`] finds wrong with the grammar.
+    pub fn new(engine: &Engine, compiled: Compiled) -> Result<Entry, BridgeError> {
+        let grammar = match &compiled {
+            Compiled::Structured(prepared) => Some(&prepared.grammar),
+            Compiled::Tools(prepared) => prepared.compiled.grammar.as_ref(),
+        };
+        let grammar = grammar
+            .map(|g| ReadyGrammar::new(engine, g).map(Arc::new))
+            .transpose()?;
+        Ok(Entry { compiled, grammar })
+    }
+}
+
 /// A bounded map from cache keys to compiled outputs, least recently used out first.
 pub struct GrammarCache {
-    entries: Mutex<LruCache<String, Arc<Compiled>>>,
+    entries: Mutex<LruCache<String, Arc<Entry>>>,
 }
 
 impl GrammarCache {
@@ -42,8 +73,8 @@ impl GrammarCache {
     pub fn get_or_compile<E>(
         &self,
         key: &str,
-        compile: impl FnOnce() -> Result<Compiled, E>,
-    ) -> Result<(Arc<Compiled>, bool), E> {
+        compile: impl FnOnce() -> Result<Entry, E>,
+    ) -> Result<(Arc<Entry>, bool), E> {
         if let Some(found) = self.lock().get(key) {
             return Ok((Arc::clone(found), true));
         }
@@ -62,7 +93,7 @@ impl GrammarCache {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<String, Arc<Compiled>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<String, Arc<Entry>>> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::api_error::ApiError;
-use super::cache::Compiled;
+use super::cache::{Compiled, Entry};
 use super::request::{self, ChatRequest, Output};
 use super::scheduler::{BlockingGenerator, CancelFlag, CancelOnDrop, Scheduler};
 use super::{stream, AppState, Ready};
@@ -46,7 +46,7 @@ pub struct Admitted {
     /// The request.
     pub request: ChatRequest,
     /// Its compiled output (`None` for free text).
-    pub compiled: Option<Arc<Compiled>>,
+    pub compiled: Option<Arc<Entry>>,
     /// The model name to answer with.
     pub model: String,
     /// The engine thread.
@@ -106,14 +106,7 @@ async fn admit(
     let bytes = body.map_err(|rejection| {
         let status = rejection.status();
         if status == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                status,
-                "invalid_request_error",
-                format!(
-                    "the request body is larger than the server's limit of {} bytes (--max-body)",
-                    state.options.max_body
-                ),
-            )
+            ApiError::body_too_large(state.options.max_body)
         } else {
             ApiError::bad_request(format!("cannot read the request body: {rejection}"), None)
         }
@@ -185,11 +178,11 @@ async fn admit(
 }
 
 /// Compiles a request's output.
-fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<Compiled, ApiError> {
+fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<Entry, ApiError> {
     let param = output.param();
     let failed = |e: BridgeError| ApiError::from_bridge(&e, param);
-    match output {
-        Output::Text => Err(ApiError::bad_request("free text compiles to nothing", None)),
+    let compiled = match output {
+        Output::Text => return Err(ApiError::bad_request("free text compiles to nothing", None)),
         Output::Schema(value) => {
             let param = if value.get("json_schema").is_some() {
                 "response_format.json_schema.schema"
@@ -198,15 +191,13 @@ fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<Co
             } else {
                 "json_schema"
             };
-            Prepared::new(&OutputSpec::Schema(value.clone()))
-                .map(Compiled::Structured)
-                .map_err(|e| ApiError::from_bridge(&e, Some(param)))
+            return Prepared::new(&OutputSpec::Schema(value.clone()))
+                .and_then(|p| Entry::new(engine, Compiled::Structured(p)))
+                .map_err(|e| ApiError::from_bridge(&e, Some(param)));
         }
         Output::Grammar(text) => {
             let grammar = checked_grammar(text)?;
-            Prepared::new(&OutputSpec::Grammar(grammar))
-                .map(Compiled::Structured)
-                .map_err(failed)
+            Prepared::new(&OutputSpec::Grammar(grammar)).map(Compiled::Structured)
         }
         Output::Tools(body) => {
             let spec = CallSpec {
@@ -214,11 +205,12 @@ fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<Co
                 retries,
                 ..CallSpec::default()
             };
-            PreparedCalls::new(engine, &spec)
-                .map(Compiled::Tools)
-                .map_err(failed)
+            PreparedCalls::new(engine, &spec).map(Compiled::Tools)
         }
-    }
+    };
+    compiled
+        .and_then(|compiled| Entry::new(engine, compiled))
+        .map_err(failed)
 }
 
 /// Parses and checks a `grammar` field; errors are located as `grammar:line:column`.
@@ -270,8 +262,10 @@ async fn complete(admitted: Admitted) -> Result<Value, ApiError> {
             cancel,
             deadline: Some(deadline),
             stop: request.stop.clone(),
+            ready: compiled.as_ref().and_then(|entry| entry.grammar.clone()),
         };
-        answer(&generator, &request, compiled.as_deref(), &model, retries)
+        let compiled = compiled.as_deref().map(|entry| &entry.compiled);
+        answer(&generator, &request, compiled, &model, retries)
     });
     let remaining = deadline.0.saturating_duration_since(Instant::now());
     match tokio::time::timeout(remaining, task).await {

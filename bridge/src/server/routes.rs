@@ -170,14 +170,7 @@ async fn openai_errors(
         return response;
     }
     let error = if status == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(
-            status,
-            "invalid_request_error",
-            format!(
-                "the request body is larger than the server's limit of {} bytes (--max-body)",
-                state.options.max_body
-            ),
-        )
+        ApiError::body_too_large(state.options.max_body)
     } else {
         let body = axum::body::to_bytes(response.into_body(), 64 * 1024)
             .await

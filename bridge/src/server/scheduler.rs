@@ -29,7 +29,7 @@ use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 use super::fault;
 use super::metrics::Metrics;
 use crate::engine::Engine;
-use crate::generate::{GenerateOptions, Generation, Generator, GrammarState, Run, Step};
+use crate::generate::{GenerateOptions, Generation, Generator, ReadyGrammar, Run, Step};
 use crate::BridgeError;
 
 /// Set when a job's client no longer wants its result; the engine thread stops the job
@@ -64,8 +64,8 @@ impl Drop for CancelOnDrop {
 pub struct Job {
     /// The templated prompt.
     pub prompt: String,
-    /// The grammar the output must match.
-    pub grammar: Option<Grammar>,
+    /// The grammar the output must match, made ready once for all its generations.
+    pub grammar: Option<Arc<ReadyGrammar>>,
     /// Sampling and budget.
     pub options: GenerateOptions,
     /// Where the output text goes as it grows (whole characters), when streaming.
@@ -156,6 +156,10 @@ pub struct BlockingGenerator<'s> {
     pub deadline: Option<(Instant, Duration)>,
     /// The request's stop sequences.
     pub stop: Vec<String>,
+    /// The request's grammar, made ready: what `generate` runs under when it is given a
+    /// grammar (the retry loop passes the request's own). Without it, the grammar is
+    /// made ready for each generation.
+    pub ready: Option<Arc<ReadyGrammar>>,
 }
 
 impl Generator for BlockingGenerator<'_> {
@@ -169,10 +173,15 @@ impl Generator for BlockingGenerator<'_> {
         grammar: Option<&Grammar>,
         options: &GenerateOptions,
     ) -> Result<Generation, BridgeError> {
+        let grammar = match (grammar, &self.ready) {
+            (None, _) => None,
+            (Some(_), Some(ready)) => Some(Arc::clone(ready)),
+            (Some(grammar), None) => Some(Arc::new(ReadyGrammar::new(self.engine(), grammar)?)),
+        };
         let (reply, answer) = oneshot::channel();
         self.scheduler.submit(Job {
             prompt: prompt.to_string(),
-            grammar: grammar.cloned(),
+            grammar,
             options: *options,
             text: None,
             reply,
@@ -313,8 +322,7 @@ impl<'e> EngineLoop<'e> {
         let grammar = job
             .grammar
             .as_ref()
-            .map(|g| GrammarState::new(self.engine, g, job.options.close_out))
-            .transpose()?;
+            .map(|ready| ready.state(job.options.close_out));
         let mut run = Run::new(
             self.engine,
             grammar,

@@ -101,16 +101,15 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             let _ = send(&events, &error.body()).await;
         }
     };
-    let (conversation, grammar, mut calls) = match compiled.as_deref() {
-        None => (request.messages.clone(), None, None),
-        Some(Compiled::Structured(prepared)) => (
-            prepared.conversation(&request.messages, true),
-            Some(prepared.grammar.clone()),
-            None,
-        ),
+    let grammar = compiled.as_ref().and_then(|entry| entry.grammar.clone());
+    let compiled = compiled.as_deref().map(|entry| &entry.compiled);
+    let (conversation, mut calls) = match compiled {
+        None => (request.messages.clone(), None),
+        Some(Compiled::Structured(prepared)) => {
+            (prepared.conversation(&request.messages, true), None)
+        }
         Some(Compiled::Tools(prepared)) => (
             prepared.conversation(&request.messages),
-            prepared.compiled.grammar.clone(),
             Some(Calls {
                 reader: CallStream::new(
                     prepared.compiled.syntax,
@@ -199,7 +198,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             return;
         }
     }
-    let finish = match judge(compiled.as_deref(), &generation) {
+    let finish = match judge(compiled, &generation) {
         Ok(finish) => finish,
         Err(error) => return fail(error).await,
     };

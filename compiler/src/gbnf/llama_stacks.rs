@@ -45,7 +45,7 @@ enum Element {
 }
 
 /// The grammar as llama.cpp lays it out: every rule's alternatives, one after another.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Layout {
     elements: Vec<Element>,
     /// Where each rule's first alternative starts.
@@ -125,7 +125,7 @@ pub struct TooAmbiguous {
 /// assert_eq!(stacks.len(), 14);
 /// assert!(stacks.accept(0, &"a".repeat(20)).is_err()); // 2^21 stacks: refused
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LlamaStacks {
     layout: Layout,
     stacks: Vec<Stack>,

@@ -317,7 +317,7 @@ impl Reader<'_> {
 }
 
 /// The byte offset of a 1-based line and column (in characters) in `text`.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
+pub(super) fn offset_of(text: &str, line: usize, column: usize) -> usize {
     let mut offset = 0;
     for (n, l) in text.split_inclusive('\n').enumerate() {
         if n + 1 == line {

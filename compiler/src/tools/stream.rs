@@ -21,6 +21,7 @@
 
 use serde_json::Value;
 
+use super::parse::offset_of;
 use super::{CallParseError, Syntax};
 
 /// What a piece of a reply adds.
@@ -570,21 +571,6 @@ impl CallStream {
             message,
         }
     }
-}
-
-/// The byte offset of a 1-based line and column (in characters) in `text`.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let mut offset = 0;
-    for (n, l) in text.split_inclusive('\n').enumerate() {
-        if n + 1 == line {
-            return offset
-                + l.char_indices()
-                    .nth(column.saturating_sub(1))
-                    .map_or(l.len(), |(i, _)| i);
-        }
-        offset += l.len();
-    }
-    text.len()
 }
 
 /// The fixed `text`, then `then`.
