@@ -268,7 +268,7 @@ impl<'e> EngineLoop<'e> {
                 fault::engine(&job.prompt);
                 self.start(slot, &job, &prompt)
             });
-            if started.is_err() {
+            if matches!(started, Err(BridgeError::Internal(_))) {
                 self.forget(slot);
             }
             match started {
@@ -463,14 +463,15 @@ impl<'e> EngineLoop<'e> {
                 let logits = self.ctx.get_logits_ith(b as i32);
                 catch_failure(|| active.run.step(logits))
             };
-            if step.is_err() {
+            if matches!(step, Err(BridgeError::Internal(_))) {
                 self.forget(i);
             }
             self.slots[i].active = self.after_step(active, step);
         }
     }
 
-    /// Drops what `slot`'s sequence holds (after a failure its cache is not trusted).
+    /// Drops what `slot`'s sequence holds (after a panic in its job its cache is not
+    /// trusted; other errors leave it consistent, and worth reusing).
     fn forget(&mut self, slot: usize) {
         self.ctx
             .clear_kv_cache_seq(Some(slot as u32), None, None)
