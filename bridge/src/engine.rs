@@ -254,16 +254,8 @@ impl Engine {
     /// # Errors
     /// [`BridgeError::Context`] when llama.cpp cannot allocate it.
     pub(crate) fn new_context(&self) -> Result<LlamaContext<'_>, BridgeError> {
-        let n_ctx = if self.ctx == 0 {
-            self.model.n_ctx_train()
-        } else {
-            self.ctx
-        };
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(n_ctx)
-            .with_n_threads(self.threads)
-            .with_n_threads_batch(self.threads);
+        let n_ctx = self.sequence_ctx();
+        let params = self.context_params(n_ctx).with_n_batch(n_ctx);
         self.model
             .new_context(backend()?, params)
             .map_err(|e| BridgeError::Context {
@@ -274,6 +266,23 @@ impl Engine {
 }
 
 impl Engine {
+    /// The tokens one sequence may hold: `--ctx`, or the model's own when it is 0.
+    fn sequence_ctx(&self) -> u32 {
+        if self.ctx == 0 {
+            self.model.n_ctx_train()
+        } else {
+            self.ctx
+        }
+    }
+
+    /// Context parameters of `n_ctx` tokens on the engine's threads.
+    fn context_params(&self, n_ctx: u32) -> LlamaContextParams {
+        LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_threads(self.threads)
+            .with_n_threads_batch(self.threads)
+    }
+
     /// One context holding `sequences` sequences of [`Engine::ctx`] tokens each (the
     /// server's slots, decoded together in one batch per step), and the tokens each
     /// sequence may hold. The KV cache is unified: one pool of cells for every sequence,
@@ -287,20 +296,14 @@ impl Engine {
         &self,
         sequences: u32,
     ) -> Result<(LlamaContext<'_>, usize), BridgeError> {
-        let per_sequence = if self.ctx == 0 {
-            self.model.n_ctx_train()
-        } else {
-            self.ctx
-        };
+        let per_sequence = self.sequence_ctx();
         let sequences = sequences.max(1);
         let n_ctx = per_sequence.saturating_mul(sequences);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
+        let params = self
+            .context_params(n_ctx)
             .with_n_batch(per_sequence.max(sequences))
             .with_n_seq_max(sequences)
-            .with_kv_unified(true)
-            .with_n_threads(self.threads)
-            .with_n_threads_batch(self.threads);
+            .with_kv_unified(true);
         let ctx = self
             .model
             .new_context(backend()?, params)

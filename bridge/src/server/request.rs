@@ -284,18 +284,12 @@ fn read_output(object: &Map<String, Value>) -> Result<Output, ApiError> {
         Some(Value::String(text)) => Some(text.clone()),
         Some(_) => return Err(wrong("grammar", "a GBNF string")),
     };
-    let constraints = [
-        tools.is_some(),
-        response_format.is_some(),
-        llama_schema.is_some(),
-        grammar.is_some(),
-    ];
-    if constraints.iter().filter(|&&c| c).count() > 1
-        && !(tools.is_some()
-            && response_format.is_some()
-            && llama_schema.is_none()
-            && grammar.is_none())
-    {
+    // Tools may come with a `response_format` (the answer when no tool is called); a
+    // grammar or llama.cpp's schema constrains the whole answer, so it comes alone.
+    let others = [tools.is_some(), response_format.is_some()];
+    let whole = [llama_schema.is_some(), grammar.is_some()];
+    let given = |flags: &[bool]| flags.iter().filter(|&&f| f).count();
+    if given(&whole) > 0 && given(&whole) + given(&others) > 1 {
         return Err(ApiError::bad_request(
             "`grammar` and `json_schema` each constrain the whole answer: send one of them, \
              without tools or response_format",

@@ -19,7 +19,7 @@
 use std::convert::Infallible;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
-use gbnfc_compiler::tools::{CallStream, StreamEvent};
+use gbnfc_compiler::tools::{CallParseError, CallStream, StreamEvent};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
@@ -183,14 +183,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
     if let Some(calls) = calls.as_mut() {
         match calls.reader.finish() {
             Ok(events) => deltas.extend(calls.deltas(events)),
-            Err(e) => {
-                return fail(ApiError::new(
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    "server_error",
-                    format!("the tool calls cannot be read: {e}"),
-                ))
-                .await
-            }
+            Err(e) => return fail(unreadable_calls(&e)).await,
         }
     }
     for delta in deltas {
@@ -258,13 +251,19 @@ fn forward(calls: &mut Option<Calls>, piece: &str) -> Result<Vec<Value>, ApiErro
         None => Ok(vec![json!({"content": piece})]),
         Some(calls) => match calls.reader.push(piece) {
             Ok(events) => Ok(calls.deltas(events)),
-            Err(e) => Err(ApiError::new(
-                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                format!("the tool calls cannot be read: {e}"),
-            )),
+            Err(e) => Err(unreadable_calls(&e)),
         },
     }
+}
+
+/// The error that ends a stream whose tool calls cannot be read (the grammar allows
+/// only readable ones: this is a failure inside the server).
+fn unreadable_calls(error: &CallParseError) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        "server_error",
+        format!("the tool calls cannot be read: {error}"),
+    )
 }
 
 /// The finished text judged as a non-streamed answer would be: its `finish_reason`, or the
