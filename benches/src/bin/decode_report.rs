@@ -11,8 +11,13 @@
 //! outputs end complete. Also reported: how many of the three outputs parse as JSON that
 //! validates against the schema.
 //!
-//! Run: `cargo run --release -p gbnfc-benches --bin decode_report` (the default model must
-//! be present: `scripts/fetch-model`).
+//! Beside tokens per second, the sampler's time per token (sampling and grammar, the
+//! forward pass excluded; per token the model chose, close-out's written tokens left out),
+//! unconstrained and with gbnfc's grammar: what the grammar costs where the model does not.
+//!
+//! Run: `cargo run --release -p gbnfc-benches --bin decode_report [MODEL.gguf ...]` (by
+//! default the default model, which must be present: `scripts/fetch-model`; the benches
+//! also run Gemma 3 270M, `scripts/fetch-model gemma3`, for its 262k-token vocabulary).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -22,18 +27,29 @@ use gbnfc_bridge::{generate, Engine, EngineOptions, GenerateOptions};
 use gbnfc_compiler::gbnf::{self, Grammar};
 use gbnfc_compiler::schema::{compile, Options};
 use serde_json::Value;
+use std::path::PathBuf;
 
 const SEEDS: u32 = 3;
 const MAX_TOKENS: usize = 160;
 
-/// (tokens/s median, outputs valid).
+/// What one configuration gave over [`SEEDS`] seeds.
+struct Measured {
+    /// Tokens per second, median.
+    rate: f64,
+    /// Sampler milliseconds per token the model chose, median.
+    sampler_ms: f64,
+    /// Outputs that validate.
+    valid: u32,
+}
+
 fn measure(
     engine: &Engine,
     prompt: &str,
     grammar: Option<&Grammar>,
     validator: &Validator,
-) -> (f64, u32) {
+) -> Measured {
     let mut rates = Vec::new();
+    let mut sampler = Vec::new();
     let mut valid = 0;
     for seed in 1..=SEEDS {
         let options = GenerateOptions {
@@ -45,19 +61,57 @@ fn measure(
             close_out: true,
         };
         let generation = generate(engine, prompt, grammar, &options).unwrap();
-        rates.push(generation.stats.tokens_per_second());
+        let stats = &generation.stats;
+        rates.push(stats.tokens_per_second());
+        let chosen = stats
+            .generated_tokens
+            .saturating_sub(stats.closed_out_tokens)
+            .max(1);
+        sampler.push((stats.sampling_ms + stats.grammar_ms) / chosen as f64);
         if serde_json::from_str::<Value>(generation.text.trim())
             .is_ok_and(|v| validator.is_valid(&v))
         {
             valid += 1;
         }
     }
-    rates.sort_by(f64::total_cmp);
-    (rates[rates.len() / 2], valid)
+    Measured {
+        rate: median(rates),
+        sampler_ms: median(sampler),
+        valid,
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
-    let engine = Engine::load(&EngineOptions::default()).unwrap();
+    let models: Vec<Option<PathBuf>> = match std::env::args()
+        .skip(1)
+        .map(PathBuf::from)
+        .collect::<Vec<_>>()
+    {
+        paths if paths.is_empty() => vec![None],
+        paths => paths.into_iter().map(Some).collect(),
+    };
+    println!(
+        "| model | schema | unconstrained tok/s | gbnfc tok/s | gbnfc / unconstrained | llama.cpp converter tok/s | gbnfc / converter | sampler ms/token: unconstrained / gbnfc (ratio) | valid of {SEEDS}: none / gbnfc / converter |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for model in models {
+        let engine = Engine::load(&EngineOptions {
+            model,
+            ..EngineOptions::default()
+        })
+        .unwrap();
+        report(&engine);
+    }
+}
+
+/// One row per example schema on `engine`'s model.
+fn report(engine: &Engine) {
+    let model = engine.name();
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/examples");
     let mut files: Vec<_> = std::fs::read_dir(examples)
         .unwrap()
@@ -68,10 +122,6 @@ fn main() {
         })
         .collect();
     files.sort();
-    println!(
-        "| schema | unconstrained tok/s | gbnfc tok/s | gbnfc / unconstrained | llama.cpp converter tok/s | gbnfc / converter | valid of {SEEDS}: none / gbnfc / converter |"
-    );
-    println!("|---|---|---|---|---|---|---|");
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let input: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -82,7 +132,7 @@ fn main() {
             .ok()
             .and_then(|text| gbnf::parse(&text).ok());
         let prompt = render_prompt(
-            &engine,
+            engine,
             &conversation(
                 Some(&format!(
                     "Answer with one JSON value that satisfies this JSON Schema:\n{schema}"
@@ -91,22 +141,29 @@ fn main() {
             ),
         )
         .unwrap();
-        let (free, free_valid) = measure(&engine, &prompt, None, &validator);
-        let (ours_rate, ours_valid) = measure(&engine, &prompt, Some(&ours), &validator);
+        let free = measure(engine, &prompt, None, &validator);
+        let ours_run = measure(engine, &prompt, Some(&ours), &validator);
         let (theirs_cell, ratio_cell, theirs_valid) = match &theirs {
             Some(grammar) if gbnf::is_clean(&gbnf::check(grammar)) => {
-                let (rate, valid) = measure(&engine, &prompt, Some(grammar), &validator);
+                let theirs_run = measure(engine, &prompt, Some(grammar), &validator);
                 (
-                    format!("{rate:.1}"),
-                    format!("{:.2}", ours_rate / rate),
-                    valid.to_string(),
+                    format!("{:.1}", theirs_run.rate),
+                    format!("{:.2}", ours_run.rate / theirs_run.rate),
+                    theirs_run.valid.to_string(),
                 )
             }
             _ => ("(no grammar)".into(), "—".into(), "—".into()),
         };
         println!(
-            "| {name} | {free:.1} | {ours_rate:.1} | {:.2} | {theirs_cell} | {ratio_cell} | {free_valid} / {ours_valid} / {theirs_valid} |",
-            ours_rate / free
+            "| {model} | {name} | {:.1} | {:.1} | {:.2} | {theirs_cell} | {ratio_cell} | {:.2} / {:.2} ({:.2}×) | {} / {} / {theirs_valid} |",
+            free.rate,
+            ours_run.rate,
+            ours_run.rate / free.rate,
+            free.sampler_ms,
+            ours_run.sampler_ms,
+            ours_run.sampler_ms / free.sampler_ms,
+            free.valid,
+            ours_run.valid,
         );
     }
 }

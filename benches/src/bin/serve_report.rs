@@ -8,7 +8,21 @@
 //! reqwest over real sockets. Every request streams (`stream_options.include_usage`), so
 //! the first content delta times the first token and the usage chunk counts the tokens.
 //!
-//! `cargo run --release -p gbnfc-benches --bin serve_report [REQUESTS_PER_LEVEL]`
+//! The levels run twice, in the order 1, 2, 4, 4, 2, 1 with half the requests each time,
+//! so that a machine slowing down or speeding up during the run weighs on every level
+//! alike.
+//!
+//! Before the server starts, the model alone is timed decoding batches of 1, 2 and 4
+//! sequences (one token each, the prompt already in each sequence's cache, the context
+//! laid out as the server lays it out): `4 × step(1) / step(4)` is the most that batching
+//! can give on this machine, the ceiling the server's ratio is read against. That runs in
+//! a child process (this binary with `--decode-ceiling`): llama.cpp's CPU backend runs
+//! its threads through OpenMP, whose thread team belongs to the thread that decodes, and
+//! a decode on this thread before the server's engine thread started made every server
+//! step three times slower (33 ms against 12 ms per step of one sequence, 2 cores).
+//!
+//! `cargo run --release -p gbnfc-benches --bin serve_report [REQUESTS_PER_LEVEL]` (even;
+//! default 8)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -17,10 +31,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use gbnfc_bridge::engine::EngineOptions;
+use std::num::NonZeroU32;
+
+use gbnfc_bridge::backend::backend;
+use gbnfc_bridge::chat::{conversation, render_prompt};
+use gbnfc_bridge::engine::{Engine, EngineOptions};
 use gbnfc_bridge::server::{self, ServeOptions};
 use gbnfc_bridge::GenerateOptions;
 use gbnfc_compiler::schema;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_batch::LlamaBatch;
 use serde_json::{json, Value};
 
 #[global_allocator]
@@ -40,9 +60,15 @@ struct Timing {
 }
 
 fn main() {
-    let per_level: usize = std::env::args()
-        .nth(1)
-        .map_or(8, |n| n.parse().expect("REQUESTS_PER_LEVEL"));
+    let argument = std::env::args().nth(1);
+    if argument.as_deref() == Some(CEILING_FLAG) {
+        for (sequences, step) in decode_ceiling() {
+            println!("{sequences} {step}");
+        }
+        return;
+    }
+    let per_level: usize = argument.map_or(8, |n| n.parse().expect("REQUESTS_PER_LEVEL"));
+    let ceiling = decode_ceiling_apart();
     let url = start_server();
     let schema = example("weather-card.schema.json");
     let format = json!({"type": "json_schema", "json_schema": {"name": "card", "schema": schema}});
@@ -63,36 +89,22 @@ fn main() {
 
     println!("| clients | requests | generated tokens | aggregate tokens/s | over 1 client | latency p50 / p95 (s) | first token p50 / p95 (ms) |");
     println!("|---|---|---|---|---|---|---|");
-    let mut single = 0.0;
-    for clients in [1usize, 2, 4] {
-        let next = AtomicUsize::new(0);
-        let started = Instant::now();
-        let timings: Vec<Timing> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..clients)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::SeqCst);
-                            if i >= per_level {
-                                return mine;
-                            }
-                            mine.push(stream(&url, &body(100 + i)));
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect()
-        });
-        let wall = started.elapsed().as_secs_f64();
+    let mut levels: Vec<(usize, Vec<Timing>, f64)> =
+        LEVELS.iter().map(|&c| (c, Vec::new(), 0.0)).collect();
+    for clients in LEVELS.iter().chain(LEVELS.iter().rev()) {
+        let (timings, wall) = run_level(&url, *clients, per_level / 2, &body);
+        let level = levels.iter_mut().find(|l| l.0 == *clients).unwrap();
+        level.1.extend(timings);
+        level.2 += wall;
+    }
+    let rate =
+        |timings: &[Timing], wall: f64| timings.iter().map(|t| t.tokens).sum::<u64>() as f64 / wall;
+    let single = rate(&levels[0].1, levels[0].2);
+    let mut ratios = Vec::new();
+    for (clients, timings, wall) in &levels {
         let tokens: u64 = timings.iter().map(|t| t.tokens).sum();
-        let rate = tokens as f64 / wall;
-        if clients == 1 {
-            single = rate;
-        }
+        let rate = rate(timings, *wall);
+        ratios.push((*clients, rate / single));
         let totals: Vec<f64> = timings.iter().map(|t| t.total.as_secs_f64()).collect();
         let firsts: Vec<f64> = timings
             .iter()
@@ -106,6 +118,16 @@ fn main() {
             percentile(&totals, 0.95),
             percentile(&firsts, 0.5),
             percentile(&firsts, 0.95),
+        );
+    }
+
+    println!();
+    println!("| sequences per batch | model decode step (ms) | most batching can give | the server gave |");
+    println!("|---|---|---|---|");
+    for (&(sequences, step), &(_, gave)) in ceiling.iter().zip(&ratios) {
+        println!(
+            "| {sequences} | {step:.1} | {:.2}× | {gave:.2}× |",
+            sequences as f64 * ceiling[0].1 / step
         );
     }
 
@@ -149,6 +171,123 @@ fn main() {
     );
 }
 
+/// The numbers of concurrent clients.
+const LEVELS: [usize; 3] = [1, 2, 4];
+
+/// `requests` streamed requests from `clients` concurrent clients; their timings and the
+/// wall-clock seconds they took together.
+fn run_level(
+    url: &str,
+    clients: usize,
+    requests: usize,
+    body: &(dyn Fn(usize) -> Value + Sync),
+) -> (Vec<Timing>, f64) {
+    let next = AtomicUsize::new(0);
+    let started = Instant::now();
+    let timings = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= requests {
+                            return mine;
+                        }
+                        mine.push(stream(url, &body(100 + i)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    (timings, started.elapsed().as_secs_f64())
+}
+
+/// The argument that makes this binary print [`decode_ceiling`] and exit.
+const CEILING_FLAG: &str = "--decode-ceiling";
+
+/// [`decode_ceiling`], measured in a child process (see the module's documentation).
+fn decode_ceiling_apart() -> Vec<(usize, f64)> {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg(CEILING_FLAG)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{CEILING_FLAG} failed");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (sequences, step) = line.split_once(' ').unwrap();
+            (sequences.parse().unwrap(), step.parse().unwrap())
+        })
+        .collect()
+}
+
+/// Steps timed per batch size in [`decode_ceiling`].
+const CEILING_STEPS: usize = 64;
+
+/// The model alone: milliseconds per decode step (median of [`CEILING_STEPS`]) with 1, 2
+/// and 4 sequences in the batch, in a context like the server's (unified KV cache of
+/// `PARALLEL` sequences, each holding the bench's prompt).
+fn decode_ceiling() -> Vec<(usize, f64)> {
+    let engine = Engine::load(&engine_options()).expect("the default model: scripts/fetch-model");
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(engine.ctx() * PARALLEL))
+        .with_n_threads(engine.threads())
+        .with_n_threads_batch(engine.threads())
+        .with_n_batch(engine.ctx())
+        .with_n_seq_max(PARALLEL)
+        .with_kv_unified(true);
+    let mut ctx = engine
+        .model()
+        .new_context(backend().unwrap(), params)
+        .unwrap();
+    let messages = conversation(None, "A weather card for Chengdu tomorrow.");
+    let prompt = engine.tokenize_prompt(&render_prompt(&engine, &messages).unwrap());
+    let mut batch = LlamaBatch::new(engine.ctx() as usize, 1);
+    batch.add_sequence(&prompt, 0, false).unwrap();
+    ctx.decode(&mut batch).unwrap();
+    for seq in 1..PARALLEL as i32 {
+        ctx.kv_cache_seq_cp(0, seq, Some(0), Some(prompt.len() as u32))
+            .unwrap();
+    }
+    let token = *prompt.last().unwrap();
+    LEVELS
+        .into_iter()
+        .map(|sequences| {
+            let mut steps = Vec::new();
+            for step in 0..CEILING_STEPS {
+                let position = (prompt.len() + step) as i32;
+                batch.clear();
+                for seq in 0..sequences as i32 {
+                    batch.add(token, position, &[seq], true).unwrap();
+                }
+                let started = Instant::now();
+                ctx.decode(&mut batch).unwrap();
+                steps.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+            for seq in 0..PARALLEL {
+                ctx.clear_kv_cache_seq(Some(seq), Some(prompt.len() as u32), None)
+                    .unwrap();
+            }
+            (sequences, percentile(&steps, 0.5))
+        })
+        .collect()
+}
+
+/// The engine of the bench's server (and of [`decode_ceiling`]).
+fn engine_options() -> EngineOptions {
+    EngineOptions {
+        ctx: 2048,
+        ..EngineOptions::default()
+    }
+}
+
 /// Starts `gbnfc serve` in this process on a loopback port; returns its URL.
 fn start_server() -> String {
     let options = ServeOptions {
@@ -160,10 +299,7 @@ fn start_server() -> String {
         queue: 64,
         max_body: server::DEFAULT_MAX_BODY,
         request_timeout: Duration::from_secs(600),
-        engine: EngineOptions {
-            ctx: 2048,
-            ..EngineOptions::default()
-        },
+        engine: engine_options(),
         defaults: GenerateOptions::default(),
         retries: 0,
     };
