@@ -858,7 +858,7 @@ fn fits(engine: &Engine, closer: &mut Closer, pending: &[u8], left: usize) -> bo
 /// The tokens that would close the output from here, if they number at most `left`:
 /// first, when the text ends inside a multi-byte character (`pending` holds its first
 /// bytes), single-byte tokens that finish it as some character; then the shortest
-/// completion of the grammar. `closer` is left as it was.
+/// completion of the grammar. `closer` is left as it was, whatever the answer.
 fn close_plan(
     engine: &Engine,
     closer: &mut Closer,
@@ -875,11 +875,11 @@ fn close_plan(
         for &b in &padding {
             tokens.push(engine.byte_token(b)?);
         }
-        if !closer.push(c) {
+        if tokens.len() > left || !closer.push(c) {
             return None;
         }
     }
-    let rest = completion_tokens(engine, closer, left.checked_sub(tokens.len())?);
+    let rest = completion_tokens(engine, closer, left - tokens.len());
     closer.truncate(mark);
     tokens.extend(rest?);
     Some(tokens)
