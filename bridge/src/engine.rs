@@ -292,7 +292,7 @@ impl Engine {
     ///
     /// # Errors
     /// [`BridgeError::Context`] when llama.cpp cannot allocate it.
-    pub(crate) fn new_parallel_context(
+    pub fn new_parallel_context(
         &self,
         sequences: u32,
     ) -> Result<(LlamaContext<'_>, usize), BridgeError> {

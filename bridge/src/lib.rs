@@ -14,6 +14,7 @@
 pub mod attempts;
 pub mod backend;
 pub mod chat;
+pub(crate) mod close_plan;
 pub mod closeout;
 pub mod engine;
 pub mod error;

@@ -21,6 +21,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use gbnfc_benches::quantile;
 use gbnfc_bridge::chat::{conversation, render_prompt};
 use gbnfc_bridge::validate::Validator;
 use gbnfc_bridge::{generate, Engine, EngineOptions, GenerateOptions};
@@ -75,15 +76,10 @@ fn measure(
         }
     }
     Measured {
-        rate: median(rates),
-        sampler_ms: median(sampler),
+        rate: quantile(&rates, 0.5),
+        sampler_ms: quantile(&sampler, 0.5),
         valid,
     }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 fn main() {

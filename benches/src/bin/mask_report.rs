@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gbnfc_benches::jsonschemabench::{split_names, CORPUS_DIR};
+use gbnfc_benches::quantile;
 use gbnfc_bridge::generate::grammar_sampler;
 use gbnfc_bridge::{Engine, EngineOptions};
 use gbnfc_compiler::schema::document::Document;
@@ -175,13 +176,4 @@ fn take_whole_chars(bytes: &mut Vec<u8>) -> String {
     let text = String::from_utf8_lossy(bytes).into_owned();
     *bytes = rest;
     text
-}
-
-/// The `q` quantile (nearest rank) of sorted `values`.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }

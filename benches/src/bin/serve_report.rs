@@ -31,20 +31,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use std::num::NonZeroU32;
-
-use gbnfc_bridge::backend::backend;
+use gbnfc_benches::quantile;
 use gbnfc_bridge::chat::{conversation, render_prompt};
 use gbnfc_bridge::engine::{Engine, EngineOptions};
 use gbnfc_bridge::server::{self, ServeOptions};
 use gbnfc_bridge::GenerateOptions;
 use gbnfc_compiler::schema;
-use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use serde_json::{json, Value};
-
-#[global_allocator]
-static ALLOCATOR: gbnfc_alloc::MiMalloc = gbnfc_alloc::MiMalloc;
 
 /// The slots of the server.
 const PARALLEL: u32 = 4;
@@ -114,10 +108,10 @@ fn main() {
             "| {clients} | {} | {tokens} | {rate:.1} | {:.2}× | {:.2} / {:.2} | {:.0} / {:.0} |",
             timings.len(),
             rate / single,
-            percentile(&totals, 0.5),
-            percentile(&totals, 0.95),
-            percentile(&firsts, 0.5),
-            percentile(&firsts, 0.95),
+            quantile(&totals, 0.5),
+            quantile(&totals, 0.95),
+            quantile(&firsts, 0.5),
+            quantile(&firsts, 0.95),
         );
     }
 
@@ -156,17 +150,17 @@ fn main() {
         with.push(stream(&url, &constrained(seed)).first_token.as_secs_f64() * 1000.0);
         without.push(stream(&url, &plain(seed)).first_token.as_secs_f64() * 1000.0);
     }
-    let (with50, without50) = (percentile(&with, 0.5), percentile(&without, 0.5));
+    let (with50, without50) = (quantile(&with, 0.5), quantile(&without, 0.5));
     println!();
     println!("| first token, same prompt, one client | p50 (ms) | p95 (ms) | over no grammar |");
     println!("|---|---|---|---|");
     println!(
         "| no grammar | {without50:.1} | {:.1} | 1.00× |",
-        percentile(&without, 0.95)
+        quantile(&without, 0.95)
     );
     println!(
         "| cached grammar (weather card) | {with50:.1} | {:.1} | {:.2}× |",
-        percentile(&with, 0.95),
+        quantile(&with, 0.95),
         with50 / without50
     );
 }
@@ -232,21 +226,11 @@ fn decode_ceiling_apart() -> Vec<(usize, f64)> {
 const CEILING_STEPS: usize = 64;
 
 /// The model alone: milliseconds per decode step (median of [`CEILING_STEPS`]) with 1, 2
-/// and 4 sequences in the batch, in a context like the server's (unified KV cache of
-/// `PARALLEL` sequences, each holding the bench's prompt).
+/// and 4 sequences in the batch, in the server's own context layout
+/// (`Engine::new_parallel_context`, `PARALLEL` sequences, each holding the bench's prompt).
 fn decode_ceiling() -> Vec<(usize, f64)> {
     let engine = Engine::load(&engine_options()).expect("the default model: scripts/fetch-model");
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(engine.ctx() * PARALLEL))
-        .with_n_threads(engine.threads())
-        .with_n_threads_batch(engine.threads())
-        .with_n_batch(engine.ctx())
-        .with_n_seq_max(PARALLEL)
-        .with_kv_unified(true);
-    let mut ctx = engine
-        .model()
-        .new_context(backend().unwrap(), params)
-        .unwrap();
+    let (mut ctx, _) = engine.new_parallel_context(PARALLEL).unwrap();
     let messages = conversation(None, "A weather card for Chengdu tomorrow.");
     let prompt = engine.tokenize_prompt(&render_prompt(&engine, &messages).unwrap());
     let mut batch = LlamaBatch::new(engine.ctx() as usize, 1);
@@ -275,7 +259,7 @@ fn decode_ceiling() -> Vec<(usize, f64)> {
                 ctx.clear_kv_cache_seq(Some(seq), Some(prompt.len() as u32), None)
                     .unwrap();
             }
-            (sequences, percentile(&steps, 0.5))
+            (sequences, quantile(&steps, 0.5))
         })
         .collect()
 }
@@ -363,12 +347,4 @@ fn example(name: &str) -> Value {
         .join("../../shared/examples")
         .join(name);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-/// The `q` quantile (nearest rank) of `values`.
-fn percentile(values: &[f64], q: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
