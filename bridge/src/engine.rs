@@ -8,7 +8,7 @@
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -19,6 +19,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
+use crate::mask::MaskVocab;
 use crate::{backend::backend, gguf, model_path, BridgeError};
 
 /// `true` when a GPU backend (`cuda`, `vulkan` or `metal`) is compiled in.
@@ -83,6 +84,8 @@ pub struct Engine {
     /// One generation at a time: contexts borrow the model, and llama.cpp does not
     /// support creating them concurrently. The lock also guards the prompt cache.
     busy: Mutex<Vec<PromptCache>>,
+    /// The vocabulary as the mask engine walks it, built on first use.
+    mask_vocab: OnceLock<Arc<MaskVocab>>,
 }
 
 /// How many evaluated prompts an engine keeps.
@@ -168,6 +171,7 @@ impl Engine {
             control,
             byte_tokens,
             busy: Mutex::new(Vec::new()),
+            mask_vocab: OnceLock::new(),
         })
     }
 
@@ -206,6 +210,32 @@ impl Engine {
     /// Control tokens that generation never picks.
     pub(crate) fn control_tokens(&self) -> &[LlamaToken] {
         &self.control
+    }
+
+    /// The vocabulary for [`crate::mask`]: every token's text as the grammar sampler reads
+    /// it, control tokens left out (generation never picks them unless a grammar names
+    /// them, and such grammars run on llama.cpp's sampler). Built on first use: 0.2 s for
+    /// 262k tokens.
+    pub fn mask_vocab(&self) -> Arc<MaskVocab> {
+        let vocab = self.mask_vocab.get_or_init(|| {
+            let model_vocab = self.model.vocab();
+            let mut eog = Vec::new();
+            let pieces: Vec<Vec<u8>> = model_vocab
+                .tokens()
+                .map(|token| {
+                    if model_vocab.is_eog(token) {
+                        eog.push(token.0 as u32);
+                        Vec::new()
+                    } else if model_vocab.is_control(token) {
+                        Vec::new()
+                    } else {
+                        self.piece(token)
+                    }
+                })
+                .collect();
+            Arc::new(MaskVocab::new(&pieces, eog))
+        });
+        Arc::clone(vocab)
     }
 
     /// A token whose text is exactly `byte`, if the vocabulary has one.

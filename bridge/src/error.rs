@@ -91,6 +91,15 @@ pub enum BridgeError {
         /// The text generated so far.
         text: String,
     },
+    /// gbnfc's grammar engine passed its bound on the work of one token mask
+    /// ([`crate::mask::MaskError`]).
+    #[error("the grammar is too costly to follow: {} (after {generated} generated tokens: {text:?}); rewrite the ambiguous part, or try --grammar-engine llama", crate::mask::MaskError)]
+    GrammarTooCostly {
+        /// Tokens generated so far.
+        generated: usize,
+        /// The text generated so far.
+        text: String,
+    },
     /// llama.cpp failed while evaluating the model.
     #[error("llama.cpp failed to evaluate the model: {0}")]
     Decode(String),

@@ -39,6 +39,7 @@ use serde_json::{json, Value};
 use crate::close_plan::{close_plan, fits};
 use crate::closeout::Closer;
 use crate::engine::{Engine, PromptCache, PROMPT_CACHE_SIZE};
+use crate::mask::{MaskGrammar, Masker};
 use crate::BridgeError;
 
 /// How many tokens back the repetition penalty looks.
@@ -59,10 +60,36 @@ pub struct GenerateOptions {
     pub repeat_penalty: f32,
     /// Close out with the shortest completion when the budget nears ([`crate::closeout`]).
     pub close_out: bool,
+    /// Which engine checks tokens against the grammar.
+    pub grammar_engine: GrammarEngine,
+}
+
+/// Which engine checks tokens against the grammar and masks the vocabulary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GrammarEngine {
+    /// gbnfc's own ([`crate::mask`]): the same answers as llama.cpp's, masks in a fraction
+    /// of the time, no grammar refused for its ambiguity. Grammars that name tokens
+    /// (`<|name|>`, `<[id]>`) still run on llama.cpp's.
+    #[default]
+    Gbnfc,
+    /// llama.cpp's grammar sampler, its parse stacks followed in Rust and bounded
+    /// ([`gbnf::llama_stacks`]).
+    Llama,
+}
+
+impl GrammarEngine {
+    /// The name the command line uses: `gbnfc` or `llama`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrammarEngine::Gbnfc => "gbnfc",
+            GrammarEngine::Llama => "llama",
+        }
+    }
 }
 
 impl Default for GenerateOptions {
-    /// Seed 0, temperature 0.8, top-p 0.95, 512 tokens, no repetition penalty, close-out on.
+    /// Seed 0, temperature 0.8, top-p 0.95, 512 tokens, no repetition penalty, close-out on,
+    /// gbnfc's grammar engine.
     fn default() -> Self {
         GenerateOptions {
             seed: 0,
@@ -71,6 +98,7 @@ impl Default for GenerateOptions {
             max_tokens: 512,
             repeat_penalty: 1.0,
             close_out: true,
+            grammar_engine: GrammarEngine::Gbnfc,
         }
     }
 }
@@ -121,8 +149,11 @@ pub struct Stats {
     /// Whether close-out was available for this grammar.
     pub close_out: bool,
     /// The most parse stacks llama.cpp's grammar sampler held at once (see
-    /// [`gbnf::llama_stacks`]; a grammar is stopped past 4,096).
+    /// [`gbnf::llama_stacks`]; a grammar is stopped past 4,096). 0 under gbnfc's engine,
+    /// which keeps no stacks.
     pub peak_stacks: usize,
+    /// The grammar engine that ran (`gbnfc` or `llama`; empty without a grammar).
+    pub grammar_engine: &'static str,
     /// The token budget in force (the requested one, or what the context left).
     pub budget: usize,
     /// The repetition penalty in force (1: off).
@@ -153,6 +184,9 @@ impl Stats {
         self.closed_out_tokens += other.closed_out_tokens;
         self.close_out |= other.close_out;
         self.peak_stacks = self.peak_stacks.max(other.peak_stacks);
+        if !other.grammar_engine.is_empty() {
+            self.grammar_engine = other.grammar_engine;
+        }
         self.budget = self.budget.max(other.budget);
         self.repeat_penalty = other.repeat_penalty;
     }
@@ -174,6 +208,7 @@ impl Stats {
             "close_out": self.close_out,
             "closed_out_tokens": self.closed_out_tokens,
             "peak_stacks": self.peak_stacks,
+            "grammar_engine": self.grammar_engine,
             "budget": self.budget,
             "repeat_penalty": (f64::from(self.repeat_penalty) * 1000.0).round() / 1000.0,
         })
@@ -288,7 +323,7 @@ pub fn generate(
     options: &GenerateOptions,
 ) -> Result<Generation, BridgeError> {
     let grammar_state = grammar
-        .map(|g| GrammarState::new(engine, g, options.close_out))
+        .map(|g| GrammarState::new(engine, g, options.close_out, options.grammar_engine))
         .transpose()?;
     let mut cache = engine.lock();
     let mut ctx = engine.new_context()?;
@@ -373,34 +408,90 @@ fn evaluate_prompt(
     Ok((logits, false))
 }
 
-/// The grammar sampler, its parse stacks, and (when available) the close-out parser
-/// following it.
+/// The grammar's checker and (when available) the close-out parser following it.
 #[derive(Clone)]
 pub(crate) struct GrammarState {
-    sampler: LlamaSampler,
-    /// llama.cpp's stacks, moved over each token before llama.cpp moves them (`None` once
-    /// the two disagree: invalid UTF-8, or a token text resolved otherwise).
-    stacks: Option<LlamaStacks>,
+    checker: Checker,
     /// The grammar names tokens itself, control tokens included: they are not masked.
     tokens: bool,
     closer: Option<Closer>,
 }
 
+/// What checks tokens against the grammar.
+#[derive(Clone)]
+enum Checker {
+    /// gbnfc's own engine ([`crate::mask`]).
+    Own(Masker),
+    /// llama.cpp's grammar sampler and its stacks, moved over each token before llama.cpp
+    /// moves them (`None` once the two disagree: invalid UTF-8, or a token text resolved
+    /// otherwise).
+    Llama {
+        sampler: LlamaSampler,
+        stacks: Option<LlamaStacks>,
+    },
+}
+
+impl Checker {
+    /// Does the grammar allow `token` next?
+    fn allows(&mut self, token: LlamaToken) -> bool {
+        match self {
+            Checker::Own(masker) => masker.allows(token.0 as u32),
+            Checker::Llama { sampler, .. } => allows(sampler, token),
+        }
+    }
+
+    /// Parse stacks held now (llama.cpp's engine only).
+    fn stacks(&self) -> usize {
+        match self {
+            Checker::Llama {
+                stacks: Some(stacks),
+                ..
+            } => stacks.len(),
+            _ => 0,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Checker::Own(_) => GrammarEngine::Gbnfc.name(),
+            Checker::Llama { .. } => GrammarEngine::Llama.name(),
+        }
+    }
+}
+
 impl GrammarState {
-    /// The sampler, stacks and (with `close_out`) close-out parser of `grammar`.
+    /// The checker (gbnfc's own engine when `kind` asks for it and the grammar names no
+    /// tokens, else llama.cpp's) and, with `close_out`, the close-out parser of `grammar`.
     ///
     /// # Errors
-    /// As [`grammar_sampler`].
+    /// As [`grammar_sampler`] (llama.cpp's engine), [`BridgeError::GrammarCheck`] (both).
     pub(crate) fn new(
         engine: &Engine,
         grammar: &Grammar,
         close_out: bool,
+        kind: GrammarEngine,
     ) -> Result<GrammarState, BridgeError> {
-        let (sampler, stacks) = grammar_sampler(engine, grammar)?;
+        let tokens = has_token_refs(grammar);
+        let own = match kind {
+            GrammarEngine::Gbnfc if !tokens => {
+                checked_gbnf(grammar)?;
+                MaskGrammar::new(grammar, engine.mask_vocab())
+            }
+            _ => None,
+        };
+        let checker = match own {
+            Some(mask_grammar) => Checker::Own(Masker::new(mask_grammar)),
+            None => {
+                let (sampler, stacks) = grammar_sampler(engine, grammar)?;
+                Checker::Llama {
+                    sampler,
+                    stacks: Some(stacks),
+                }
+            }
+        };
         Ok(GrammarState {
-            sampler,
-            stacks: Some(stacks),
-            tokens: has_token_refs(grammar),
+            checker,
+            tokens,
             closer: if close_out {
                 Closer::new(grammar)
             } else {
@@ -426,13 +517,18 @@ impl std::fmt::Debug for ReadyGrammar {
 }
 
 impl ReadyGrammar {
-    /// Checks `grammar` and builds what generation under it needs.
+    /// Checks `grammar` and builds what generation under it needs, on the `kind` of
+    /// grammar engine.
     ///
     /// # Errors
     /// As [`grammar_sampler`].
-    pub fn new(engine: &Engine, grammar: &Grammar) -> Result<ReadyGrammar, BridgeError> {
+    pub fn new(
+        engine: &Engine,
+        grammar: &Grammar,
+        kind: GrammarEngine,
+    ) -> Result<ReadyGrammar, BridgeError> {
         Ok(ReadyGrammar {
-            state: GrammarState::new(engine, grammar, true)?,
+            state: GrammarState::new(engine, grammar, true, kind)?,
         })
     }
 
@@ -544,11 +640,8 @@ impl<'e> Run<'e> {
             }
         }
         run.stats.close_out = run.grammar.as_ref().is_some_and(|s| s.closer.is_some());
-        run.stats.peak_stacks = run
-            .grammar
-            .as_ref()
-            .and_then(|s| s.stacks.as_ref())
-            .map_or(0, LlamaStacks::len);
+        run.stats.peak_stacks = run.grammar.as_ref().map_or(0, |s| s.checker.stacks());
+        run.stats.grammar_engine = run.grammar.as_ref().map_or("", |s| s.checker.name());
         Ok(run)
     }
 
@@ -643,14 +736,35 @@ impl<'e> Run<'e> {
         };
         let started = Instant::now();
         if let Some(token) = drawn {
-            if allows(&mut state.sampler, token) {
+            if state.checker.allows(token) {
                 self.stats.grammar_ms += ms_since(started);
                 return Ok(Pick::Token(token));
             }
         }
         self.stats.resampled += 1;
-        let mut array = candidates();
-        array.apply_sampler(&mut state.sampler);
+        let mut array = match &mut state.checker {
+            Checker::Own(masker) => {
+                // Only the allowed tokens go on: the chain's work is the mask's size.
+                let Ok(mask) = masker.mask() else {
+                    return Err(BridgeError::GrammarTooCostly {
+                        generated: self.generated,
+                        text: String::from_utf8_lossy(&self.bytes).into_owned(),
+                    });
+                };
+                let mut data = Vec::new();
+                mask.iter_set_entries(|id| {
+                    if let Some(&logit) = logits.get(id) {
+                        data.push(LlamaTokenData::new(LlamaToken(id as i32), logit, 0.0));
+                    }
+                });
+                LlamaTokenDataArray::new(data, false)
+            }
+            Checker::Llama { sampler, .. } => {
+                let mut array = candidates();
+                array.apply_sampler(sampler);
+                array
+            }
+        };
         let any = array.data.iter().any(|d| d.logit() > f32::NEG_INFINITY);
         self.stats.grammar_ms += ms_since(started);
         if !any {
@@ -713,7 +827,7 @@ impl<'e> Run<'e> {
             let allowed = self
                 .grammar
                 .as_mut()
-                .is_some_and(|s| allows(&mut s.sampler, token));
+                .is_some_and(|s| s.checker.allows(token));
             self.stats.grammar_ms += ms_since(started);
             if !allowed {
                 return Ok(Guard::ClosedOut(Finish::Truncated));
@@ -743,30 +857,42 @@ impl<'e> Run<'e> {
         if let Some(state) = self.grammar.as_mut() {
             self.pending.extend_from_slice(&piece);
             let (chars, rest) = split_utf8(&self.pending);
-            let followed = match state.stacks.as_mut() {
-                Some(stacks) => stacks.accept(token.0 as u32, &chars),
-                None => Ok(true),
-            };
-            match followed {
-                Ok(true) => {
-                    let held = state.stacks.as_ref().map_or(0, LlamaStacks::len);
-                    self.stats.peak_stacks = self.stats.peak_stacks.max(held);
+            match &mut state.checker {
+                Checker::Own(masker) => {
+                    if !masker.accept(token.0 as u32) {
+                        return Err(BridgeError::GrammarRefused(format!(
+                            "gbnfc's grammar engine could not follow token {}",
+                            token.0
+                        )));
+                    }
                 }
-                Ok(false) => state.stacks = None,
-                Err(reason) => {
-                    return Err(BridgeError::GrammarTooAmbiguous {
-                        reason,
-                        generated: self.generated,
-                        text: String::from_utf8_lossy(&self.bytes).into_owned(),
-                    })
+                Checker::Llama { sampler, stacks } => {
+                    let followed = match stacks.as_mut() {
+                        Some(stacks) => stacks.accept(token.0 as u32, &chars),
+                        None => Ok(true),
+                    };
+                    match followed {
+                        Ok(true) => {
+                            let held = stacks.as_ref().map_or(0, LlamaStacks::len);
+                            self.stats.peak_stacks = self.stats.peak_stacks.max(held);
+                        }
+                        Ok(false) => *stacks = None,
+                        Err(reason) => {
+                            return Err(BridgeError::GrammarTooAmbiguous {
+                                reason,
+                                generated: self.generated,
+                                text: String::from_utf8_lossy(&self.bytes).into_owned(),
+                            })
+                        }
+                    }
+                    sampler.try_accept(token).map_err(|e| {
+                        BridgeError::GrammarRefused(format!(
+                            "llama.cpp's grammar sampler failed on token {}: {e}",
+                            token.0
+                        ))
+                    })?;
                 }
             }
-            state.sampler.try_accept(token).map_err(|e| {
-                BridgeError::GrammarRefused(format!(
-                    "llama.cpp's grammar sampler failed on token {}: {e}",
-                    token.0
-                ))
-            })?;
             if let Some(closer) = state.closer.as_mut().filter(|_| !closer_followed) {
                 if !closer.push_str(&chars) {
                     state.closer = None;
@@ -799,7 +925,7 @@ impl<'e> Run<'e> {
             Some(closer) => closer.is_complete() && self.pending.is_empty(),
             None => {
                 let eos = self.engine.model().vocab().eos();
-                eos.0 >= 0 && allows(&mut state.sampler, eos)
+                eos.0 >= 0 && state.checker.allows(eos)
             }
         };
         if complete {

@@ -20,6 +20,7 @@ pub mod engine;
 pub mod error;
 pub mod generate;
 pub mod gguf;
+pub mod mask;
 pub mod mcp;
 pub mod mcp_loop;
 pub mod model_path;

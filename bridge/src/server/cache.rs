@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use lru::LruCache;
 
 use crate::engine::Engine;
-use crate::generate::ReadyGrammar;
+use crate::generate::{GrammarEngine, ReadyGrammar};
 use crate::structured::Prepared;
 use crate::tool_calls::PreparedCalls;
 use crate::BridgeError;
@@ -39,13 +39,17 @@ impl Entry {
     ///
     /// # Errors
     /// What [`ReadyGrammar::new`] finds wrong with the grammar.
-    pub fn new(engine: &Engine, compiled: Compiled) -> Result<Entry, BridgeError> {
+    pub fn new(
+        engine: &Engine,
+        compiled: Compiled,
+        kind: GrammarEngine,
+    ) -> Result<Entry, BridgeError> {
         let grammar = match &compiled {
             Compiled::Structured(prepared) => Some(&prepared.grammar),
             Compiled::Tools(prepared) => prepared.compiled.grammar.as_ref(),
         };
         let grammar = grammar
-            .map(|g| ReadyGrammar::new(engine, g).map(Arc::new))
+            .map(|g| ReadyGrammar::new(engine, g, kind).map(Arc::new))
             .transpose()?;
         Ok(Entry { compiled, grammar })
     }

@@ -21,7 +21,7 @@ use super::request::{self, ChatRequest, Output};
 use super::scheduler::{BlockingGenerator, CancelFlag, CancelOnDrop, Scheduler};
 use super::{stream, AppState, Ready};
 use crate::chat::{self, Message};
-use crate::generate::Generator;
+use crate::generate::{GrammarEngine, Generator};
 use crate::openai::{self, FinishReason, Usage};
 use crate::structured::{self, OutputSpec, Prepared, StructuredOptions};
 use crate::tool_calls::{self, CallSpec, PreparedCalls};
@@ -145,10 +145,11 @@ async fn admit(
             let output = request.output.clone();
             let scheduler = ready.scheduler.clone();
             let retries = state.options.retries;
+            let kind = state.options.defaults.grammar_engine;
             let compiling = tokio::task::spawn_blocking(move || {
-                task_state
-                    .cache
-                    .get_or_compile(&key, || compile(scheduler.engine_arc(), &output, retries))
+                task_state.cache.get_or_compile(&key, || {
+                    compile(scheduler.engine_arc(), &output, retries, kind)
+                })
             });
             let (compiled, hit) = match tokio::time::timeout(limit, compiling).await {
                 Err(_) => return Err(timed_out(limit)),
@@ -178,7 +179,12 @@ async fn admit(
 }
 
 /// Compiles a request's output.
-fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<Entry, ApiError> {
+fn compile(
+    engine: &crate::Engine,
+    output: &Output,
+    retries: usize,
+    kind: GrammarEngine,
+) -> Result<Entry, ApiError> {
     let param = output.param();
     let failed = |e: BridgeError| ApiError::from_bridge(&e, param);
     let compiled = match output {
@@ -192,7 +198,7 @@ fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<En
                 "json_schema"
             };
             return Prepared::new(&OutputSpec::Schema(value.clone()))
-                .and_then(|p| Entry::new(engine, Compiled::Structured(p)))
+                .and_then(|p| Entry::new(engine, Compiled::Structured(p), kind))
                 .map_err(|e| ApiError::from_bridge(&e, Some(param)));
         }
         Output::Grammar(text) => {
@@ -209,7 +215,7 @@ fn compile(engine: &crate::Engine, output: &Output, retries: usize) -> Result<En
         }
     };
     compiled
-        .and_then(|compiled| Entry::new(engine, compiled))
+        .and_then(|compiled| Entry::new(engine, compiled, kind))
         .map_err(failed)
 }
 

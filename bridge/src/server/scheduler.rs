@@ -176,7 +176,11 @@ impl Generator for BlockingGenerator<'_> {
         let grammar = match (grammar, &self.ready) {
             (None, _) => None,
             (Some(_), Some(ready)) => Some(Arc::clone(ready)),
-            (Some(grammar), None) => Some(Arc::new(ReadyGrammar::new(self.engine(), grammar)?)),
+            (Some(grammar), None) => Some(Arc::new(ReadyGrammar::new(
+                self.engine(),
+                grammar,
+                options.grammar_engine,
+            )?)),
         };
         let (reply, answer) = oneshot::channel();
         self.scheduler.submit(Job {

@@ -1,0 +1,486 @@
+//! A byte-level Earley chart with undo: the parser state the token trie is walked with.
+//!
+//! Each *level* is the state after one more byte: an Earley set (made when a character is
+//! complete) and the start of a character whose later bytes are still to come. Pushing a
+//! byte adds a level; popping removes it, and the sets it made. Bytes are decoded as
+//! llama.cpp's grammar sampler decodes them (`decode_utf8`): a character cut at the end of a
+//! token passes when llama.cpp's own test for a cut character passes, a zero byte ends
+//! the token, and a malformed sequence rejects it.
+//!
+//! Sets that repeat themselves are not made again. Inside a JSON string, the set after
+//! another character is the set before it (same items, the new predictions standing where
+//! the old ones stood), so the character's level points at the earlier set; which ASCII
+//! characters do that is learned per set. Walking the whole vocabulary inside a string
+//! then costs a bit test per byte instead of an Earley step.
+
+use rustc_hash::FxHashSet;
+
+use super::tables::{Next, Tables};
+
+/// Items processed in one walk before the chart gives up (see [`Chart::exhausted`]).
+pub(crate) const MAX_WORK: u64 = 100_000_000;
+
+/// An Earley item: a dotted position and the set where its production started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Item {
+    pos: u32,
+    origin: u32,
+}
+
+/// One Earley set.
+#[derive(Debug, Clone)]
+struct Set {
+    /// Its items: `items[start..end]`.
+    start: u32,
+    end: u32,
+    /// The text up to here is complete.
+    accepting: bool,
+    /// ASCII characters known to lead back to this same set, and known not to.
+    loops: u128,
+    no_loops: u128,
+}
+
+/// A character begun and not finished (llama.cpp's `llama_partial_utf8`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Partial {
+    value: u32,
+    /// Bytes still to come (0: none pending).
+    remain: u8,
+    /// Begun in an earlier token: llama.cpp checks the continuation bytes of those.
+    carried: bool,
+}
+
+/// The state after some bytes.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    set: u32,
+    partial: Partial,
+    /// A zero byte ended the token: later bytes are not read.
+    ended: bool,
+    /// This level made the last set (popping it removes the set).
+    made: bool,
+}
+
+/// The chart: the sets so far, and the levels of the token being tried.
+#[derive(Debug, Clone)]
+pub(crate) struct Chart {
+    items: Vec<Item>,
+    sets: Vec<Set>,
+    levels: Vec<Level>,
+    /// Scratch: the items of the set being built.
+    seen: FxHashSet<Item>,
+    /// Scratch: which nonterminals the set being built has predicted.
+    predicted: Vec<u32>,
+    stamp: u32,
+    /// Items processed since [`Chart::reset_work`].
+    work: u64,
+}
+
+/// How many bytes follow a first byte, by its top four bits, as llama.cpp reads them
+/// (`0` marks a byte that cannot start a character).
+const LENGTH: [u8; 16] = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4];
+
+impl Chart {
+    /// The chart before any text.
+    pub(crate) fn new(tables: &Tables) -> Chart {
+        let mut chart = Chart {
+            items: Vec::new(),
+            sets: Vec::new(),
+            levels: Vec::new(),
+            seen: FxHashSet::default(),
+            predicted: vec![0; tables.starts.len()],
+            stamp: 0,
+            work: 0,
+        };
+        chart.begin_set();
+        chart.add(Item {
+            pos: tables.start,
+            origin: 0,
+        });
+        chart.close(tables);
+        chart.levels.push(Level {
+            set: 0,
+            partial: Partial::default(),
+            ended: false,
+            made: true,
+        });
+        chart
+    }
+
+    /// Levels on the stack (1: only the committed state).
+    pub(crate) fn depth(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Is the text up to the last whole character complete? (llama.cpp allows
+    /// end-of-generation then, even inside a cut character.)
+    pub(crate) fn is_complete(&self) -> bool {
+        self.top().is_some_and(|l| self.sets[l.set as usize].accepting)
+    }
+
+    /// Has the walk done more work than [`MAX_WORK`]?
+    pub(crate) fn exhausted(&self) -> bool {
+        self.work > MAX_WORK
+    }
+
+    /// Starts counting work afresh.
+    pub(crate) fn reset_work(&mut self) {
+        self.work = 0;
+    }
+
+    /// Makes the current state the committed one: the levels of the token are folded into
+    /// it, and a cut character now continues into the next token.
+    pub(crate) fn commit(&mut self) {
+        if let Some(mut top) = self.top() {
+            top.ended = false;
+            if top.partial.remain > 0 {
+                top.partial.carried = true;
+            }
+            top.made = false;
+            self.levels.clear();
+            self.levels.push(top);
+        }
+    }
+
+    /// Removes the last `n` levels (never the committed one).
+    pub(crate) fn pop(&mut self, n: usize) {
+        for _ in 0..n {
+            if self.levels.len() <= 1 {
+                return;
+            }
+            if let Some(level) = self.levels.pop() {
+                if level.made {
+                    if let Some(set) = self.sets.pop() {
+                        self.items.truncate(set.start as usize);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pops back to `depth` levels.
+    pub(crate) fn pop_to(&mut self, depth: usize) {
+        self.pop(self.levels.len().saturating_sub(depth));
+    }
+
+    /// Pushes one byte of a token (`first`: the token's first byte); `false`, and nothing
+    /// pushed, when no text of the grammar continues this way. A cut character passes
+    /// when some character beginning with its bytes could follow; a token that *ends* in
+    /// one must also pass [`Chart::cut_passes`].
+    pub(crate) fn push(&mut self, tables: &Tables, byte: u8, first: bool) -> bool {
+        let Some(top) = self.top() else { return false };
+        if self.exhausted() {
+            return false;
+        }
+        if top.ended {
+            self.levels.push(Level { made: false, ..top });
+            return true;
+        }
+        if byte == 0 {
+            if first {
+                return false;
+            }
+            self.levels.push(Level {
+                ended: true,
+                made: false,
+                ..top
+            });
+            return true;
+        }
+        let partial = top.partial;
+        let (value, remain) = if partial.remain > 0 {
+            if partial.carried && byte >> 6 != 2 {
+                return false;
+            }
+            ((partial.value << 6) + u32::from(byte & 0x3F), partial.remain - 1)
+        } else {
+            let length = LENGTH[usize::from(byte >> 4)];
+            if length == 0 {
+                return false;
+            }
+            let mask = (1u8 << (8 - length)) - 1;
+            (u32::from(byte & mask), length - 1)
+        };
+        if remain > 0 {
+            let ok = cut_range(value, remain).is_some_and(|(low, high)| {
+                self.scans(tables, top.set)
+                    .any(|t| tables.terminals[t as usize].holds_some(low, high))
+            });
+            if ok {
+                self.levels.push(Level {
+                    set: top.set,
+                    partial: Partial {
+                        value,
+                        remain,
+                        carried: partial.carried,
+                    },
+                    ended: false,
+                    made: false,
+                });
+            }
+            return ok;
+        }
+        self.push_char(tables, top.set, value)
+    }
+
+    /// llama.cpp's test of a token that ends inside a character
+    /// (`llama_grammar_match_partial_char`); `true` when none is cut.
+    pub(crate) fn cut_passes(&self, tables: &Tables) -> bool {
+        let Some(top) = self.top() else { return false };
+        if top.partial.remain == 0 {
+            return true;
+        }
+        cut_range(top.partial.value, top.partial.remain).is_some_and(|(low, high)| {
+            self.scans(tables, top.set)
+                .any(|t| tables.terminals[t as usize].meets(low, high))
+        })
+    }
+
+    /// The terminals the set's items wait on.
+    fn scans<'a>(&'a self, tables: &'a Tables, set: u32) -> impl Iterator<Item = u32> + 'a {
+        self.set_items(set).iter().filter_map(|item| {
+            match tables.next[item.pos as usize] {
+                Next::T(t) => Some(t),
+                _ => None,
+            }
+        })
+    }
+
+    fn set_items(&self, set: u32) -> &[Item] {
+        let set = &self.sets[set as usize];
+        &self.items[set.start as usize..set.end as usize]
+    }
+
+    fn top(&self) -> Option<Level> {
+        self.levels.last().copied()
+    }
+
+    /// Moves the set over one whole character and pushes the level.
+    fn push_char(&mut self, tables: &Tables, from: u32, value: u32) -> bool {
+        let ascii = (value < 128).then(|| 1u128 << value);
+        let (loops, start, end) = {
+            let known = &self.sets[from as usize];
+            (known.loops, known.start as usize, known.end as usize)
+        };
+        if let Some(bit) = ascii {
+            if loops & bit != 0 {
+                self.levels.push(Level {
+                    set: from,
+                    partial: Partial::default(),
+                    ended: false,
+                    made: false,
+                });
+                return true;
+            }
+        }
+        self.begin_set();
+        for i in start..end {
+            let item = self.items[i];
+            if let Next::T(t) = tables.next[item.pos as usize] {
+                if tables.terminals[t as usize].contains(value) {
+                    self.add(Item {
+                        pos: item.pos + 1,
+                        origin: item.origin,
+                    });
+                }
+            }
+        }
+        let made = self.sets.len() as u32 - 1;
+        if self.set_items(made).is_empty() {
+            self.drop_last_set();
+            return false;
+        }
+        self.close(tables);
+        let mut set = made;
+        if let Some(bit) = ascii {
+            let from_set = &self.sets[from as usize];
+            if from_set.no_loops & bit == 0 {
+                if self.same_set(tables, from, made) {
+                    self.drop_last_set();
+                    self.sets[from as usize].loops |= bit;
+                    set = from;
+                } else {
+                    self.sets[from as usize].no_loops |= bit;
+                }
+            }
+        }
+        self.levels.push(Level {
+            set,
+            partial: Partial::default(),
+            ended: false,
+            made: set == made,
+        });
+        true
+    }
+
+    /// Does set `new` (the last one) stand for the same state as set `old`: the same
+    /// items still waiting on something, its own predictions standing for `old`'s?
+    fn same_set(&self, tables: &Tables, old: u32, new: u32) -> bool {
+        if self.sets[old as usize].accepting != self.sets[new as usize].accepting {
+            return false;
+        }
+        let live = |set: u32, rename: bool| -> Vec<Item> {
+            let mut items: Vec<Item> = self
+                .set_items(set)
+                .iter()
+                .filter(|i| !matches!(tables.next[i.pos as usize], Next::End(_)))
+                .map(|&i| {
+                    if rename && i.origin == new {
+                        Item { origin: old, ..i }
+                    } else {
+                        i
+                    }
+                })
+                .collect();
+            items.sort_unstable();
+            items.dedup();
+            items
+        };
+        live(old, false) == live(new, true)
+    }
+
+    fn begin_set(&mut self) {
+        let at = self.items.len() as u32;
+        self.sets.push(Set {
+            start: at,
+            end: at,
+            accepting: false,
+            loops: 0,
+            no_loops: 0,
+        });
+        self.seen.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.predicted.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+    }
+
+    fn drop_last_set(&mut self) {
+        if let Some(set) = self.sets.pop() {
+            self.items.truncate(set.start as usize);
+        }
+    }
+
+    /// Adds an item to the set being built, once.
+    fn add(&mut self, item: Item) {
+        if self.seen.insert(item) {
+            self.items.push(item);
+            if let Some(set) = self.sets.last_mut() {
+                set.end += 1;
+            }
+        }
+    }
+
+    /// Prediction and completion on the last set to a fixed point, with Aycock and
+    /// Horspool's step over nullable nonterminals.
+    fn close(&mut self, tables: &Tables) {
+        let here = self.sets.len() as u32 - 1;
+        let start = self.sets[here as usize].start as usize;
+        let mut k = start;
+        while k < self.items.len() {
+            let item = self.items[k];
+            k += 1;
+            self.work += 1;
+            match tables.next[item.pos as usize] {
+                Next::End(lhs) => {
+                    if item.origin == here {
+                        continue;
+                    }
+                    let origin = &self.sets[item.origin as usize];
+                    for i in origin.start as usize..origin.end as usize {
+                        let parent = self.items[i];
+                        if tables.next[parent.pos as usize] == Next::Nt(lhs) {
+                            self.add(Item {
+                                pos: parent.pos + 1,
+                                origin: parent.origin,
+                            });
+                        }
+                    }
+                }
+                Next::Nt(nt) => {
+                    if self.predicted[nt as usize] != self.stamp {
+                        self.predicted[nt as usize] = self.stamp;
+                        for &pos in &tables.starts[nt as usize] {
+                            self.add(Item { pos, origin: here });
+                        }
+                    }
+                    if tables.nullable[nt as usize] {
+                        self.add(Item {
+                            pos: item.pos + 1,
+                            origin: item.origin,
+                        });
+                    }
+                }
+                Next::T(_) => {}
+            }
+        }
+        let accepting = self
+            .set_items(here)
+            .iter()
+            .any(|i| i.pos == tables.accept && i.origin == 0);
+        self.sets[here as usize].accepting = accepting;
+    }
+
+    /// The key of the committed state for a cache of masks: the current set's items and,
+    /// through their origins, the items waiting in every earlier set they can return to,
+    /// with sets numbered in the order they are reached. Two states with one key accept
+    /// the same continuations.
+    pub(crate) fn key(&self, tables: &Tables) -> Vec<u32> {
+        let Some(top) = self.top() else {
+            return Vec::new();
+        };
+        let mut key = vec![
+            top.partial.value,
+            u32::from(top.partial.remain) | u32::from(top.partial.carried) << 8,
+            u32::from(self.sets[top.set as usize].accepting),
+        ];
+        let mut order: Vec<u32> = vec![top.set];
+        let mut k = 0;
+        while k < order.len() {
+            let set = order[k];
+            let current = k == 0;
+            k += 1;
+            for item in self.set_items(set) {
+                let keep = match tables.next[item.pos as usize] {
+                    Next::End(_) => false,
+                    Next::T(_) => current,
+                    Next::Nt(_) => true,
+                };
+                if !keep {
+                    continue;
+                }
+                let label = match order.iter().position(|&s| s == item.origin) {
+                    Some(label) => label,
+                    None => {
+                        order.push(item.origin);
+                        order.len() - 1
+                    }
+                };
+                key.push(item.pos);
+                key.push(label as u32);
+            }
+            key.push(u32::MAX);
+        }
+        key
+    }
+}
+
+/// The code points a character cut after its first bytes could become, as llama.cpp
+/// computes them (`None`: a two-byte character whose value would be ASCII).
+fn cut_range(value: u32, remain: u8) -> Option<(u32, u32)> {
+    if remain == 1 && value < 2 {
+        return None;
+    }
+    let shift = 6 * u32::from(remain);
+    let mut low = value << shift;
+    let high = low | ((1 << shift) - 1);
+    if low == 0 {
+        if remain == 2 {
+            low = 1 << 11;
+        } else if remain == 3 {
+            low = 1 << 16;
+        }
+    }
+    Some((low, high))
+}

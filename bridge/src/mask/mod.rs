@@ -1,0 +1,298 @@
+//! gbnfc's own token masks: which tokens of the vocabulary may come next under a grammar.
+//!
+//! llama.cpp's grammar sampler answers the same question by moving every parse stack over
+//! every token's characters, 10–60 ms on a 49k–262k vocabulary (BENCHMARKS.md,
+//! mask report). Here the vocabulary is a token trie (the `toktrie` crate, llguidance's)
+//! walked depth-first with a byte-level Earley chart ([`chart`]): a prefix shared by
+//! many tokens is parsed once, and a prefix the grammar refuses cuts off every token
+//! below it. Masks are kept per parser state ([`Chart::key`]): most positions of a JSON
+//! text repeat a state met before (the inside of a string, the gap after a value).
+//!
+//! The answers are llama.cpp's own, byte for byte: the chart decodes tokens as llama.cpp
+//! does, and `tests/mask.rs` holds the two to the same masks. Earley parsing has no stack
+//! count to explode, so no grammar is refused for its ambiguity; a walk that does more
+//! than [`chart::MAX_WORK`] steps stops with [`MaskError`].
+
+mod chart;
+mod tables;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gbnfc_compiler::gbnf::Grammar;
+use rustc_hash::FxHashMap;
+use thiserror::Error;
+use toktrie::{Recognizer, SimpleVob, TokRxInfo, TokTrie};
+
+use chart::Chart;
+use tables::Tables;
+
+/// Bytes of masks one grammar keeps for reuse.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// A mask could not be computed within its bound.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("computing the token mask took more than {} parser steps", chart::MAX_WORK)]
+pub struct MaskError;
+
+/// A model's vocabulary as the mask engine walks it.
+pub struct MaskVocab {
+    trie: TokTrie,
+    /// Tokens whose text ends inside a character.
+    cut: Vec<u32>,
+    /// End-of-generation tokens: allowed when the text is complete.
+    eog: Vec<u32>,
+}
+
+impl std::fmt::Debug for MaskVocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MaskVocab")
+            .field("tokens", &self.trie.vocab_size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl MaskVocab {
+    /// The vocabulary of `pieces` (each token's bytes, as llama.cpp's grammar sampler
+    /// reads them; empty for a token never allowed by text), with `eog` the
+    /// end-of-generation tokens.
+    pub fn new(pieces: &[Vec<u8>], eog: Vec<u32>) -> MaskVocab {
+        let size = u32::try_from(pieces.len()).unwrap_or(u32::MAX);
+        let eos = eog.first().copied().unwrap_or(0);
+        let cut = pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, bytes)| ends_cut(bytes))
+            .map(|(id, _)| id as u32)
+            .collect();
+        MaskVocab {
+            trie: TokTrie::from(&TokRxInfo::new(size, eos), pieces),
+            cut,
+            eog,
+        }
+    }
+
+    /// Tokens in the vocabulary.
+    pub fn len(&self) -> usize {
+        self.trie.vocab_size()
+    }
+
+    /// `true` for an empty vocabulary.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Does llama.cpp's decoder leave a character unfinished at the end of `bytes`?
+fn ends_cut(bytes: &[u8]) -> bool {
+    let mut remain = 0u8;
+    for &byte in bytes {
+        if byte == 0 {
+            break;
+        }
+        remain = if remain > 0 {
+            remain - 1
+        } else {
+            match byte >> 4 {
+                0..=7 => 0,
+                8..=11 => return false,
+                12 | 13 => 1,
+                14 => 2,
+                _ => 3,
+            }
+        };
+    }
+    remain > 0
+}
+
+/// A grammar made ready for masking over one vocabulary, with the masks found so far.
+pub struct MaskGrammar {
+    tables: Tables,
+    vocab: Arc<MaskVocab>,
+    cache: Mutex<FxHashMap<Vec<u32>, Arc<SimpleVob>>>,
+}
+
+impl std::fmt::Debug for MaskGrammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MaskGrammar").finish_non_exhaustive()
+    }
+}
+
+impl MaskGrammar {
+    /// `grammar` over `vocab`; `None` when the grammar has no `root`, references tokens
+    /// (which llama.cpp's sampler handles), or cannot be lowered.
+    pub fn new(grammar: &Grammar, vocab: Arc<MaskVocab>) -> Option<Arc<MaskGrammar>> {
+        Some(Arc::new(MaskGrammar {
+            tables: Tables::new(grammar)?,
+            vocab,
+            cache: Mutex::new(FxHashMap::default()),
+        }))
+    }
+
+    fn cached(&self, key: &[u32]) -> Option<Arc<SimpleVob>> {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.get(key).cloned()
+    }
+
+    fn keep(&self, key: Vec<u32>, mask: Arc<SimpleVob>) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let bytes = self.vocab.len() / 8 + 64;
+        if (cache.len() + 1) * bytes > CACHE_BYTES {
+            cache.clear();
+        }
+        cache.insert(key, mask);
+    }
+}
+
+/// The mask engine's state in one generation: the text followed so far.
+#[derive(Debug, Clone)]
+pub struct Masker {
+    grammar: Arc<MaskGrammar>,
+    chart: Chart,
+}
+
+impl Masker {
+    /// A fresh state: nothing generated yet.
+    pub fn new(grammar: Arc<MaskGrammar>) -> Masker {
+        let chart = Chart::new(&grammar.tables);
+        Masker { grammar, chart }
+    }
+
+    /// May `token` come next? (End-of-generation tokens: when the text is complete.)
+    pub fn allows(&mut self, token: u32) -> bool {
+        if self.grammar.vocab.eog.contains(&token) {
+            return self.is_complete();
+        }
+        let ok = self.push_token(token);
+        self.chart.pop_to(1);
+        ok
+    }
+
+    /// Follows `token`; `false` (and nothing changes) when it may not come next.
+    pub fn accept(&mut self, token: u32) -> bool {
+        if self.grammar.vocab.eog.contains(&token) {
+            return self.is_complete();
+        }
+        if self.push_token(token) {
+            self.chart.commit();
+            true
+        } else {
+            self.chart.pop_to(1);
+            false
+        }
+    }
+
+    /// Is the text so far a whole text of the grammar?
+    pub fn is_complete(&self) -> bool {
+        self.chart.is_complete()
+    }
+
+    /// Every token that may come next.
+    ///
+    /// # Errors
+    /// [`MaskError`] when the walk passes its bound.
+    pub fn mask(&mut self) -> Result<Arc<SimpleVob>, MaskError> {
+        let grammar = Arc::clone(&self.grammar);
+        let key = self.chart.key(&grammar.tables);
+        if let Some(mask) = grammar.cached(&key) {
+            return Ok(mask);
+        }
+        let vocab = &grammar.vocab;
+        let mut mask = vocab.trie.alloc_token_set();
+        self.chart.reset_work();
+        let mut walk = Walk {
+            chart: &mut self.chart,
+            tables: &grammar.tables,
+        };
+        vocab.trie.add_bias(&mut walk, &mut mask, &[]);
+        self.chart.pop_to(1);
+        if self.chart.exhausted() {
+            self.chart.reset_work();
+            return Err(MaskError);
+        }
+        if grammar.tables.cut_test_differs {
+            for &token in &vocab.cut {
+                if mask.is_allowed(token) && !self.allows(token) {
+                    mask.disallow_token(token);
+                }
+            }
+        }
+        if self.is_complete() {
+            for &token in &vocab.eog {
+                mask.allow_token(token);
+            }
+        }
+        let mask = Arc::new(mask);
+        grammar.keep(key, Arc::clone(&mask));
+        Ok(mask)
+    }
+
+    /// Pushes the token's bytes; on `false` some may stay pushed.
+    fn push_token(&mut self, token: u32) -> bool {
+        let tables = &self.grammar.tables;
+        let bytes = self.grammar.vocab.trie.token(token);
+        if bytes.is_empty() {
+            return false;
+        }
+        bytes
+            .iter()
+            .enumerate()
+            .all(|(i, &byte)| self.chart.push(tables, byte, i == 0))
+            && self.chart.cut_passes(tables)
+    }
+}
+
+/// The chart as the trie walk drives it.
+struct Walk<'a> {
+    chart: &'a mut Chart,
+    tables: &'a Tables,
+}
+
+impl Recognizer for Walk<'_> {
+    fn pop_bytes(&mut self, num: usize) {
+        self.chart.pop(num);
+    }
+
+    fn collapse(&mut self) {
+        self.chart.commit();
+    }
+
+    fn trie_finished(&mut self) {
+        self.chart.pop_to(1);
+    }
+
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        let first = self.chart.depth() == 1;
+        self.chart.push(self.tables, byte, first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn masker(gbnf: &str, pieces: &[&[u8]]) -> Masker {
+        let grammar = gbnfc_compiler::gbnf::parse(gbnf).unwrap();
+        let pieces: Vec<Vec<u8>> = pieces.iter().map(|p| p.to_vec()).collect();
+        let vocab = Arc::new(MaskVocab::new(&pieces, vec![]));
+        Masker::new(MaskGrammar::new(&grammar, vocab).unwrap())
+    }
+
+    #[test]
+    fn a_character_split_over_tokens_is_followed() {
+        let mut m = masker(
+            "root ::= \"\\\"\" [^\"\\\\]* \"\\\"\"\n",
+            &[b"\"", b"\xF2", b"\x8F", b"\x9C", b"\xBC", b"a"],
+        );
+        assert!(m.accept(0));
+        assert!(m.accept(1));
+        assert!(m.allows(2));
+        assert!(m.accept(2));
+        assert!(m.accept(3));
+        assert!(!m.allows(5));
+        assert!(m.accept(4));
+        assert!(m.allows(5));
+        assert!(m.allows(0));
+    }
+}
