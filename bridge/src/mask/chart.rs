@@ -59,6 +59,8 @@ struct Level {
     ended: bool,
     /// This level made the last set (popping it removes the set).
     made: bool,
+    /// End-of-generation may come next (read on the committed level only).
+    eog: bool,
 }
 
 /// The chart: the sets so far, and the levels of the token being tried.
@@ -98,11 +100,13 @@ impl Chart {
             origin: 0,
         });
         chart.close(tables);
+        let eog = chart.sets[0].accepting;
         chart.levels.push(Level {
             set: 0,
             partial: Partial::default(),
             ended: false,
             made: true,
+            eog,
         });
         chart
     }
@@ -112,10 +116,11 @@ impl Chart {
         self.levels.len()
     }
 
-    /// Is the text up to the last whole character complete? (llama.cpp allows
-    /// end-of-generation then, even inside a cut character.)
+    /// May end-of-generation come next? As llama.cpp has it: the text up to the last whole
+    /// character is complete, and the last token held a whole character (a token that
+    /// only begins one drops the finished parse).
     pub(crate) fn is_complete(&self) -> bool {
-        self.top().is_some_and(|l| self.sets[l.set as usize].accepting)
+        self.levels.first().is_some_and(|l| l.eog)
     }
 
     /// Has the walk done more work than [`MAX_WORK`]?
@@ -131,7 +136,13 @@ impl Chart {
     /// Makes the current state the committed one: the levels of the token are folded into
     /// it, and a cut character now continues into the next token.
     pub(crate) fn commit(&mut self) {
+        let whole = self
+            .levels
+            .iter()
+            .skip(1)
+            .any(|l| !l.ended && l.partial.remain == 0);
         if let Some(mut top) = self.top() {
+            top.eog = whole && self.sets[top.set as usize].accepting;
             top.ended = false;
             if top.partial.remain > 0 {
                 top.partial.carried = true;
@@ -216,6 +227,7 @@ impl Chart {
                     },
                     ended: false,
                     made: false,
+                    eog: false,
                 });
             }
             return ok;
@@ -269,6 +281,7 @@ impl Chart {
                     partial: Partial::default(),
                     ended: false,
                     made: false,
+                    eog: false,
                 });
                 return true;
             }
@@ -309,6 +322,7 @@ impl Chart {
             partial: Partial::default(),
             ended: false,
             made: set == made,
+            eog: false,
         });
         true
     }
