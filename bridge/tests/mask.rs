@@ -122,7 +122,12 @@ fn compare(engine: &Engine, name: &str, grammar: &Grammar, texts: &[String], tal
                     a.iter()
                         .filter(|t| !b.contains(t))
                         .take(8)
-                        .map(|&t| format!("{t}:{:?}", String::from_utf8_lossy(&engine.piece(LlamaToken(t)))))
+                        .map(|&t| {
+                            format!(
+                                "{t}:{:?}",
+                                String::from_utf8_lossy(&engine.piece(LlamaToken(t)))
+                            )
+                        })
                         .collect()
                 };
                 panic!(

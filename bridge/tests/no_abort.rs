@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use gbnfc_bridge::chat;
 use gbnfc_bridge::engine::{Engine, EngineOptions};
+use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::{generate, BridgeError, Finish, GenerateOptions, Generation};
 use gbnfc_compiler::gbnf::arbitrary::{any_grammar, well_formed_grammar};
 use gbnfc_compiler::gbnf::{check, is_clean, parse, Expr, Grammar, Pos, Rule};
@@ -46,12 +47,22 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A short run: a few tokens at temperature 1.
+/// A short run: a few tokens at temperature 1, on the default grammar engine.
 fn run(grammar: &Grammar, seed: u32) -> Result<Generation, BridgeError> {
+    run_on(grammar, seed, GrammarEngine::default())
+}
+
+/// A short run on the given grammar engine.
+fn run_on(
+    grammar: &Grammar,
+    seed: u32,
+    grammar_engine: GrammarEngine,
+) -> Result<Generation, BridgeError> {
     let options = GenerateOptions {
         seed,
         temperature: 1.0,
         max_tokens: 6,
+        grammar_engine,
         ..GenerateOptions::default()
     };
     generate(engine(), prompt(), Some(grammar), &options)
@@ -241,7 +252,8 @@ fn adversarial_grammars_are_errors_not_aborts() {
     let nul = parse("root ::= (\"aqu\\\\\" \"by\\x00\")*\n").unwrap();
     expect_runs(&nul, "a NUL the model cannot write");
     // Stacks that multiply (found by the generated grammars below: llama.cpp spent hours
-    // on one token): refused mid-run, before llama.cpp does the work.
+    // on one token): on llama.cpp's engine, refused mid-run, before llama.cpp does the
+    // work; gbnfc's engine keeps no stacks and runs them.
     let exploding = parse(
         "root ::= Alpha Alpha list-of-things | \"y\" ([e-x] | \"r2f\" | \"p\"){2} | [\\n- ] ([^b-nx-\\x92]){0,2}\n\
          item-2 ::= Alpha | [r-\\x91x-\\x83] | ([a-uq-\\x8D])\n\
@@ -250,22 +262,26 @@ fn adversarial_grammars_are_errors_not_aborts() {
          list-of-things ::= [p-ta-|m-q] | . | [^b-~\\]-\\x83] r5{2} | [^p] item-2\n",
     )
     .unwrap();
+    let on_llama = run_on(&exploding, 1, GrammarEngine::Llama);
     assert!(
         matches!(
-            run(&exploding, 1),
+            on_llama,
             Err(BridgeError::GrammarTooAmbiguous { generated, .. }) if generated > 0
         ),
-        "{:?}",
-        run(&exploding, 1)
+        "{on_llama:?}"
     );
-    // Stacks that multiply before the first token (2^13 ways to start) are refused
-    // before llama.cpp parses the grammar.
-    let doubling =
-        std::fs::read_to_string(repo().join("compiler/tests/fixtures/doubling.gbnf")).unwrap();
+    expect_runs(&exploding, "stacks that multiply, on gbnfc's engine");
+    // Stacks that multiply before the first token (2^13 ways to start): llama.cpp's engine
+    // refuses them before llama.cpp parses the grammar; gbnfc's runs them.
+    let doubling = parse(
+        &std::fs::read_to_string(repo().join("compiler/tests/fixtures/doubling.gbnf")).unwrap(),
+    )
+    .unwrap();
     assert!(matches!(
-        run(&parse(&doubling).unwrap(), 0),
+        run_on(&doubling, 0, GrammarEngine::Llama),
         Err(BridgeError::GrammarTooAmbiguous { generated: 0, .. })
     ));
+    expect_runs(&doubling, "2^13 ways to start, on gbnfc's engine");
     // Tokens the model does not have: llama.cpp refuses the text form; an id beyond the
     // vocabulary is a grammar nothing can satisfy — a dead end, reported.
     let unknown_text = parse("root ::= <|no-such-token|> \"x\"\n").unwrap();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use gbnfc_bridge::engine::{Engine, EngineOptions, DEFAULT_CTX};
+use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::{backend, BridgeError, GenerateOptions};
 
 use crate::Failure;
@@ -43,6 +44,10 @@ pub struct EngineArgs {
     /// Repetition penalty over the last 64 tokens (1: off).
     #[arg(long, default_value_t = 1.0, value_parser = positive, help_heading = "Sampling")]
     pub repeat_penalty: f32,
+    /// The grammar engine: `gbnfc` (its own token masks; grammars that name tokens run on
+    /// llama.cpp's) or `llama` (llama.cpp's grammar sampler). Both allow the same tokens.
+    #[arg(long, value_name = "ENGINE", default_value = "gbnfc", value_parser = grammar_engine, help_heading = "Sampling")]
+    pub grammar_engine: GrammarEngine,
     /// No progress bar and no compiler notes.
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
@@ -72,6 +77,7 @@ impl EngineArgs {
             max_tokens: self.max_tokens as usize,
             repeat_penalty: self.repeat_penalty,
             close_out: true,
+            grammar_engine: self.grammar_engine,
         }
     }
 
@@ -105,6 +111,14 @@ pub fn failure(error: BridgeError) -> Failure {
     match help {
         Some(help) => failure.help(help),
         None => failure,
+    }
+}
+
+fn grammar_engine(text: &str) -> Result<GrammarEngine, String> {
+    match text {
+        "gbnfc" => Ok(GrammarEngine::Gbnfc),
+        "llama" => Ok(GrammarEngine::Llama),
+        _ => Err("must be `gbnfc` or `llama`".into()),
     }
 }
 

@@ -58,14 +58,20 @@ pub fn parse_and_check(path: &str) -> Result<Checked, Failure> {
     let grammar = parse(&source)?;
     let mut diagnostics = gbnf::check(&grammar);
     if gbnf::is_clean(&diagnostics) {
-        // Token texts resolve to nothing here: no model is loaded.
+        // Token texts resolve to nothing here: no model is loaded. gbnfc's own grammar
+        // engine keeps no stacks and runs such a grammar; llama.cpp's refuses it.
         if let Err(e) = LlamaStacks::new(&grammar, |_| None, Limits::default()) {
             let root = grammar.rules.iter().find(|r| r.name == "root");
             diagnostics.push(
-                Diagnostic::error(
+                Diagnostic::warning(
                     "too-ambiguous",
                     root.map(|r| r.pos),
-                    format!("before the first character, {}", e.what),
+                    format!(
+                        "before the first character, {}: llama.cpp's grammar sampler \
+                         (and `--grammar-engine llama`) refuses this grammar; gbnfc's \
+                         engine runs it",
+                        e.what
+                    ),
                 )
                 .with_help(ADVICE),
             );

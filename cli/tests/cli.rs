@@ -202,15 +202,17 @@ fn grammar_commands_refuse_grammars_that_fail_check() {
 }
 
 #[test]
-fn check_refuses_a_grammar_that_starts_llama_cpp_with_too_many_stacks() {
-    // 2^13 ways to start: llama.cpp would keep a parse stack for each.
+fn check_warns_of_a_grammar_that_starts_llama_cpp_with_too_many_stacks() {
+    // 2^13 ways to start: llama.cpp would keep a parse stack for each. gbnfc's engine runs
+    // the grammar, so `check` passes it, with a warning for llama.cpp's users.
     let grammar =
         std::fs::read_to_string(repo().join("compiler/tests/fixtures/doubling.gbnf")).unwrap();
     let out = gbnfc(&["check", "-"], Some(&grammar));
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     for words in [
-        "error[too-ambiguous]",
+        "warning[too-ambiguous]",
+        "--grammar-engine llama",
         "<stdin>:1:1",
         "4096 parse stacks",
         "help: rewrite",

@@ -13,7 +13,9 @@
 //!
 //! Beside tokens per second, the sampler's time per token (sampling and grammar, the
 //! forward pass excluded; per token the model chose, close-out's written tokens left out),
-//! unconstrained and with gbnfc's grammar: what the grammar costs where the model does not.
+//! unconstrained and with gbnfc's grammar on each grammar engine (gbnfc's own masks, the
+//! default, and llama.cpp's grammar sampler): what the grammar costs where the model
+//! does not.
 //!
 //! Run: `cargo run --release -p gbnfc-benches --bin decode_report [MODEL.gguf ...]` (by
 //! default the default model, which must be present: `scripts/fetch-model`; the benches
@@ -23,6 +25,7 @@
 
 use gbnfc_benches::quantile;
 use gbnfc_bridge::chat::{conversation, render_prompt};
+use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::validate::Validator;
 use gbnfc_bridge::{generate, Engine, EngineOptions, GenerateOptions};
 use gbnfc_compiler::gbnf::{self, Grammar};
@@ -47,6 +50,7 @@ fn measure(
     engine: &Engine,
     prompt: &str,
     grammar: Option<&Grammar>,
+    grammar_engine: GrammarEngine,
     validator: &Validator,
 ) -> Measured {
     let mut rates = Vec::new();
@@ -60,6 +64,7 @@ fn measure(
             max_tokens: MAX_TOKENS,
             repeat_penalty: 1.0,
             close_out: true,
+            grammar_engine,
         };
         let generation = generate(engine, prompt, grammar, &options).unwrap();
         let stats = &generation.stats;
@@ -92,7 +97,7 @@ fn main() {
         paths => paths.into_iter().map(Some).collect(),
     };
     println!(
-        "| model | schema | unconstrained tok/s | gbnfc tok/s | gbnfc / unconstrained | llama.cpp converter tok/s | gbnfc / converter | sampler ms/token: unconstrained / gbnfc (ratio) | valid of {SEEDS}: none / gbnfc / converter |"
+        "| model | schema | unconstrained tok/s | gbnfc tok/s | gbnfc / unconstrained | llama.cpp converter tok/s | gbnfc / converter | sampler ms/token: unconstrained / gbnfc / on llama.cpp's grammar engine (gbnfc ratio) | valid of {SEEDS}: none / gbnfc / converter |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for model in models {
@@ -137,11 +142,30 @@ fn report(engine: &Engine) {
             ),
         )
         .unwrap();
-        let free = measure(engine, &prompt, None, &validator);
-        let ours_run = measure(engine, &prompt, Some(&ours), &validator);
+        let free = measure(engine, &prompt, None, GrammarEngine::Gbnfc, &validator);
+        let ours_run = measure(
+            engine,
+            &prompt,
+            Some(&ours),
+            GrammarEngine::Gbnfc,
+            &validator,
+        );
+        let on_llama = measure(
+            engine,
+            &prompt,
+            Some(&ours),
+            GrammarEngine::Llama,
+            &validator,
+        );
         let (theirs_cell, ratio_cell, theirs_valid) = match &theirs {
             Some(grammar) if gbnf::is_clean(&gbnf::check(grammar)) => {
-                let theirs_run = measure(engine, &prompt, Some(grammar), &validator);
+                let theirs_run = measure(
+                    engine,
+                    &prompt,
+                    Some(grammar),
+                    GrammarEngine::Llama,
+                    &validator,
+                );
                 (
                     format!("{:.1}", theirs_run.rate),
                     format!("{:.2}", ours_run.rate / theirs_run.rate),
@@ -151,12 +175,13 @@ fn report(engine: &Engine) {
             _ => ("(no grammar)".into(), "—".into(), "—".into()),
         };
         println!(
-            "| {model} | {name} | {:.1} | {:.1} | {:.2} | {theirs_cell} | {ratio_cell} | {:.2} / {:.2} ({:.2}×) | {} / {} / {theirs_valid} |",
+            "| {model} | {name} | {:.1} | {:.1} | {:.2} | {theirs_cell} | {ratio_cell} | {:.2} / {:.2} / {:.2} ({:.2}×) | {} / {} / {theirs_valid} |",
             free.rate,
             ours_run.rate,
             ours_run.rate / free.rate,
             free.sampler_ms,
             ours_run.sampler_ms,
+            on_llama.sampler_ms,
             ours_run.sampler_ms / free.sampler_ms,
             free.valid,
             ours_run.valid,

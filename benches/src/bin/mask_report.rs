@@ -2,13 +2,15 @@
 //! and their valid test instances, the time to compute which tokens the grammar allows at
 //! every token position of the instance's canonical text, on each model's vocabulary.
 //!
-//! The grammar is gbnfc's for the schema; the mask is llama.cpp's grammar sampler applied
-//! to every token of the vocabulary (all logits equal, the array built before the clock
-//! starts), as `gbnfc run` applies it when the model's draw is rejected. After each mask
-//! the instance's own token is accepted (the stacks mirror first, as generation does).
-//! The schemas are taken in a fixed shuffled order across all splits until the positions
-//! reach the budget, so both vocabularies see the same schemas. Prints one Markdown row per
-//! model: mean, median, p99 and worst mask time.
+//! The grammar is gbnfc's for the schema. Two engines mask at the same positions: gbnfc's
+//! own ([`gbnfc_bridge::mask`], one prepared grammar per schema shared by its instances,
+//! as the server shares it between requests, so masks found before are reused), and
+//! llama.cpp's grammar sampler applied to every token of the vocabulary (all logits equal,
+//! the array built before the clock starts). After each mask the instance's own token is
+//! accepted by both. The schemas are taken in a fixed shuffled order across all splits
+//! until the positions reach the budget, so both vocabularies see the same schemas.
+//! Prints one Markdown row per model and engine: mean, median, p99 and worst mask time,
+//! and for gbnfc the time to prepare a grammar for masking.
 //!
 //! Run: `cargo run --release -p gbnfc-benches --bin mask_report [POSITIONS] [MODEL.gguf ...]`
 //! (default 2000 positions; by default the default model: `scripts/fetch-model`).
@@ -21,6 +23,7 @@ use std::time::Instant;
 use gbnfc_benches::jsonschemabench::{split_names, CORPUS_DIR};
 use gbnfc_benches::quantile;
 use gbnfc_bridge::generate::grammar_sampler;
+use gbnfc_bridge::mask::{MaskGrammar, Masker};
 use gbnfc_bridge::{Engine, EngineOptions};
 use gbnfc_compiler::schema::document::Document;
 use gbnfc_compiler::schema::{canon, compile, Options};
@@ -38,8 +41,12 @@ const DEFAULT_POSITIONS: usize = 2000;
 /// What one model's run found.
 #[derive(Default)]
 struct Tally {
-    /// Mask times, microseconds.
+    /// llama.cpp's mask times, microseconds.
     masks: Vec<f64>,
+    /// gbnfc's mask times at the same positions, microseconds.
+    ours: Vec<f64>,
+    /// Time to prepare each grammar for gbnfc's masks, microseconds.
+    prepare: Vec<f64>,
     schemas: usize,
     /// Schemas gbnfc does not compile, or whose grammar the bridge refuses.
     skipped: usize,
@@ -62,8 +69,8 @@ fn main() {
         paths => paths.into_iter().map(Some).collect(),
     };
     let files = shuffled_corpus();
-    println!("| model (vocabulary) | schemas | token positions | llama.cpp mask µs: mean / median / p99 / worst |");
-    println!("|---|---|---|---|");
+    println!("| model (vocabulary) | engine | schemas | token positions | mask µs: mean / median / p99 / worst | grammar preparation µs: mean / worst |");
+    println!("|---|---|---|---|---|---|");
     for model in models {
         let engine = Engine::load(&EngineOptions {
             model,
@@ -72,19 +79,32 @@ fn main() {
         })
         .unwrap();
         let tally = measure(&engine, &files, positions);
-        let mut masks = tally.masks.clone();
-        masks.sort_by(f64::total_cmp);
-        let mean = masks.iter().sum::<f64>() / masks.len().max(1) as f64;
-        println!(
-            "| {} ({}) | {} | {} | {mean:.0} / {:.0} / {:.0} / {:.0} |",
-            engine.name(),
-            engine.model().n_vocab(),
-            tally.schemas,
-            masks.len(),
-            quantile(&masks, 0.5),
-            quantile(&masks, 0.99),
-            masks.last().copied().unwrap_or(0.0),
-        );
+        let row = |name: &str, times: &[f64], prepare: &[f64]| {
+            let mut times = times.to_vec();
+            times.sort_by(f64::total_cmp);
+            let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+            let prepared = if prepare.is_empty() {
+                "—".to_string()
+            } else {
+                format!(
+                    "{:.0} / {:.0}",
+                    prepare.iter().sum::<f64>() / prepare.len() as f64,
+                    prepare.iter().copied().fold(0.0, f64::max)
+                )
+            };
+            println!(
+                "| {} ({}) | {name} | {} | {} | {mean:.1} / {:.1} / {:.1} / {:.0} | {prepared} |",
+                engine.name(),
+                engine.model().n_vocab(),
+                tally.schemas,
+                times.len(),
+                quantile(&times, 0.5),
+                quantile(&times, 0.99),
+                times.last().copied().unwrap_or(0.0),
+            );
+        };
+        row("gbnfc", &tally.ours, &tally.prepare);
+        row("llama.cpp", &tally.masks, &[]);
         eprintln!(
             "mask_report: {}: {} schemas skipped (no grammar), {} instances cut short",
             engine.name(),
@@ -135,13 +155,32 @@ fn measure(engine: &Engine, files: &[PathBuf], positions: usize) -> Tally {
             tally.skipped += 1;
             continue;
         };
+        let started = Instant::now();
+        let mask_grammar = MaskGrammar::new(&compiled.grammar, engine.mask_vocab()).unwrap();
+        tally.prepare.push(started.elapsed().as_secs_f64() * 1e6);
         tally.schemas += 1;
         let instances = doc["tests"].as_array().map_or(&[][..], Vec::as_slice);
         for instance in instances.iter().filter(|t| t["valid"] == true) {
             let text = canon::canonical_text(&instance["data"], &document);
             let (mut sampler, mut stacks) = (sampler.clone(), stacks.clone());
+            let mut masker = Masker::new(mask_grammar.clone());
+            let mut masker_text: Vec<u8> = Vec::new();
             let mut pending = Vec::new();
             for token in engine.tokenize_text(&text) {
+                let started = Instant::now();
+                let ours = masker.mask().unwrap();
+                tally.ours.push(started.elapsed().as_secs_f64() * 1e6);
+                if std::env::var_os("MASK_DEBUG").is_some()
+                    && started.elapsed().as_secs_f64() > 0.003
+                {
+                    eprintln!(
+                        "SLOW {:.1} ms allowed {} at {:?}",
+                        started.elapsed().as_secs_f64() * 1e3,
+                        ours.num_set(),
+                        String::from_utf8_lossy(&masker_text)
+                    );
+                }
+                masker_text.extend_from_slice(&engine.piece(token));
                 let mut array = LlamaTokenDataArray::new(everything.clone(), false);
                 let started = Instant::now();
                 array.apply_sampler(&mut sampler);
@@ -152,9 +191,16 @@ fn measure(engine: &Engine, files: &[PathBuf], positions: usize) -> Tally {
                     .any(|d| d.id() == token && d.logit() > f32::NEG_INFINITY);
                 pending.extend_from_slice(&engine.piece(token));
                 let chars = take_whole_chars(&mut pending);
+                assert_eq!(
+                    allowed,
+                    ours.is_allowed(token.0 as u32),
+                    "{}",
+                    file.display()
+                );
                 if !allowed
                     || !matches!(stacks.accept(token.0 as u32, &chars), Ok(true))
                     || sampler.try_accept(token).is_err()
+                    || !masker.accept(token.0 as u32)
                 {
                     tally.cut += 1;
                     break;

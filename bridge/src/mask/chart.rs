@@ -35,6 +35,8 @@ struct Set {
     end: u32,
     /// The text up to here is complete.
     accepting: bool,
+    /// Items not yet complete (the ones that matter for what follows).
+    live: u32,
     /// ASCII characters known to lead back to this same set, and known not to.
     loops: u128,
     no_loops: u128,
@@ -73,6 +75,8 @@ pub(crate) struct Chart {
     seen: FxHashSet<Item>,
     /// Scratch: which nonterminals the set being built has predicted.
     predicted: Vec<u32>,
+    /// Scratch: which positions the set being built holds with itself as origin.
+    here: Vec<u32>,
     stamp: u32,
     /// Items processed since [`Chart::reset_work`].
     work: u64,
@@ -91,6 +95,7 @@ impl Chart {
             levels: Vec::new(),
             seen: FxHashSet::default(),
             predicted: vec![0; tables.starts.len()],
+            here: vec![0; tables.next.len()],
             stamp: 0,
             work: 0,
         };
@@ -203,7 +208,10 @@ impl Chart {
             if partial.carried && byte >> 6 != 2 {
                 return false;
             }
-            ((partial.value << 6) + u32::from(byte & 0x3F), partial.remain - 1)
+            (
+                (partial.value << 6) + u32::from(byte & 0x3F),
+                partial.remain - 1,
+            )
         } else {
             let length = LENGTH[usize::from(byte >> 4)];
             if length == 0 {
@@ -250,12 +258,12 @@ impl Chart {
 
     /// The terminals the set's items wait on.
     fn scans<'a>(&'a self, tables: &'a Tables, set: u32) -> impl Iterator<Item = u32> + 'a {
-        self.set_items(set).iter().filter_map(|item| {
-            match tables.next[item.pos as usize] {
+        self.set_items(set)
+            .iter()
+            .filter_map(|item| match tables.next[item.pos as usize] {
                 Next::T(t) => Some(t),
                 _ => None,
-            }
-        })
+            })
     }
 
     fn set_items(&self, set: u32) -> &[Item] {
@@ -330,7 +338,8 @@ impl Chart {
     /// Does set `new` (the last one) stand for the same state as set `old`: the same
     /// items still waiting on something, its own predictions standing for `old`'s?
     fn same_set(&self, tables: &Tables, old: u32, new: u32) -> bool {
-        if self.sets[old as usize].accepting != self.sets[new as usize].accepting {
+        let (a, b) = (&self.sets[old as usize], &self.sets[new as usize]);
+        if a.accepting != b.accepting || a.live != b.live {
             return false;
         }
         let live = |set: u32, rename: bool| -> Vec<Item> {
@@ -359,6 +368,7 @@ impl Chart {
             start: at,
             end: at,
             accepting: false,
+            live: 0,
             loops: 0,
             no_loops: 0,
         });
@@ -366,6 +376,7 @@ impl Chart {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.predicted.iter_mut().for_each(|s| *s = 0);
+            self.here.iter_mut().for_each(|s| *s = 0);
             self.stamp = 1;
         }
     }
@@ -376,9 +387,19 @@ impl Chart {
         }
     }
 
-    /// Adds an item to the set being built, once.
+    /// Adds an item to the set being built, once. Items starting here (predictions, most
+    /// of a set) are told apart by a stamp per position, the rest by a hash set.
     fn add(&mut self, item: Item) {
-        if self.seen.insert(item) {
+        let here = self.sets.len() as u32 - 1;
+        let new = if item.origin == here {
+            let stamp = &mut self.here[item.pos as usize];
+            let new = *stamp != self.stamp;
+            *stamp = self.stamp;
+            new
+        } else {
+            self.seen.insert(item)
+        };
+        if new {
             self.items.push(item);
             if let Some(set) = self.sets.last_mut() {
                 set.end += 1;
@@ -429,11 +450,15 @@ impl Chart {
                 Next::T(_) => {}
             }
         }
-        let accepting = self
-            .set_items(here)
-            .iter()
-            .any(|i| i.pos == tables.accept && i.origin == 0);
+        let (mut accepting, mut live) = (false, 0);
+        for item in self.set_items(here) {
+            match tables.next[item.pos as usize] {
+                Next::End(_) => accepting |= item.pos == tables.accept && item.origin == 0,
+                _ => live += 1,
+            }
+        }
         self.sets[here as usize].accepting = accepting;
+        self.sets[here as usize].live = live;
     }
 
     /// The key of the committed state for a cache of masks: the current set's items and,

@@ -31,7 +31,10 @@ const CACHE_BYTES: usize = 64 << 20;
 
 /// A mask could not be computed within its bound.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("computing the token mask took more than {} parser steps", chart::MAX_WORK)]
+#[error(
+    "computing the token mask took more than {} parser steps",
+    chart::MAX_WORK
+)]
 pub struct MaskError;
 
 /// A model's vocabulary as the mask engine walks it.

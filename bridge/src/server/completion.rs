@@ -21,7 +21,7 @@ use super::request::{self, ChatRequest, Output};
 use super::scheduler::{BlockingGenerator, CancelFlag, CancelOnDrop, Scheduler};
 use super::{stream, AppState, Ready};
 use crate::chat::{self, Message};
-use crate::generate::{GrammarEngine, Generator};
+use crate::generate::{Generator, GrammarEngine};
 use crate::openai::{self, FinishReason, Usage};
 use crate::structured::{self, OutputSpec, Prepared, StructuredOptions};
 use crate::tool_calls::{self, CallSpec, PreparedCalls};
