@@ -40,6 +40,13 @@ struct Set {
     /// ASCII characters known to lead back to this same set, and known not to.
     loops: u128,
     no_loops: u128,
+    /// For other characters: by which scan items a character advances (a bit per scan
+    /// item, in order), whether it leads back to this set.
+    classes: Vec<(u64, bool)>,
+    /// Once a completion has looked here: the items waiting on each nonterminal, already
+    /// advanced over it, sorted by the nonterminal. A walk completes into the same set
+    /// from every child of its trie node.
+    waiting: Option<Vec<(u32, Item)>>,
 }
 
 /// A character begun and not finished (llama.cpp's `llama_partial_utf8`).
@@ -282,17 +289,28 @@ impl Chart {
             let known = &self.sets[from as usize];
             (known.loops, known.start as usize, known.end as usize)
         };
-        if let Some(bit) = ascii {
-            if loops & bit != 0 {
-                self.levels.push(Level {
-                    set: from,
-                    partial: Partial::default(),
-                    ended: false,
-                    made: false,
-                    eog: false,
-                });
-                return true;
-            }
+        // Which scan items a character advances decides the next set: characters outside
+        // ASCII are told apart by that alone.
+        let class = match ascii {
+            Some(_) => None,
+            None => self.scan_class(tables, start, end, value),
+        };
+        let known = class.and_then(|class| {
+            self.sets[from as usize]
+                .classes
+                .iter()
+                .find(|(c, _)| *c == class)
+                .map(|&(_, same)| same)
+        });
+        if ascii.is_some_and(|bit| loops & bit != 0) || known == Some(true) {
+            self.levels.push(Level {
+                set: from,
+                partial: Partial::default(),
+                ended: false,
+                made: false,
+                eog: false,
+            });
+            return true;
         }
         self.begin_set();
         for i in start..end {
@@ -324,6 +342,13 @@ impl Chart {
                     self.sets[from as usize].no_loops |= bit;
                 }
             }
+        } else if let (Some(class), None) = (class, known) {
+            let same = self.same_set(tables, from, made);
+            if same {
+                self.drop_last_set();
+                set = from;
+            }
+            self.sets[from as usize].classes.push((class, same));
         }
         self.levels.push(Level {
             set,
@@ -333,6 +358,48 @@ impl Chart {
             eog: false,
         });
         true
+    }
+
+    /// The waiting index of set `set` (built on first use).
+    fn waiting(&mut self, tables: &Tables, set: u32) -> &[(u32, Item)] {
+        if self.sets[set as usize].waiting.is_none() {
+            let mut waiting: Vec<(u32, Item)> = self
+                .set_items(set)
+                .iter()
+                .filter_map(|parent| match tables.next[parent.pos as usize] {
+                    Next::Nt(nt) => Some((
+                        nt,
+                        Item {
+                            pos: parent.pos + 1,
+                            origin: parent.origin,
+                        },
+                    )),
+                    _ => None,
+                })
+                .collect();
+            waiting.sort_unstable_by_key(|&(nt, _)| nt);
+            self.sets[set as usize].waiting = Some(waiting);
+        }
+        self.sets[set as usize].waiting.as_deref().unwrap_or(&[])
+    }
+
+    /// Which of the first 64 scan items among `items[start..end]` the character advances,
+    /// a bit each (`None` past 64 scan items).
+    fn scan_class(&self, tables: &Tables, start: usize, end: usize, value: u32) -> Option<u64> {
+        let mut class = 0u64;
+        let mut scan = 0;
+        for item in &self.items[start..end] {
+            if let Next::T(t) = tables.next[item.pos as usize] {
+                if scan == 64 {
+                    return None;
+                }
+                if tables.terminals[t as usize].contains(value) {
+                    class |= 1 << scan;
+                }
+                scan += 1;
+            }
+        }
+        Some(class)
     }
 
     /// Does set `new` (the last one) stand for the same state as set `old`: the same
@@ -371,6 +438,8 @@ impl Chart {
             live: 0,
             loops: 0,
             no_loops: 0,
+            classes: Vec::new(),
+            waiting: None,
         });
         self.seen.clear();
         self.stamp = self.stamp.wrapping_add(1);
@@ -422,15 +491,19 @@ impl Chart {
                     if item.origin == here {
                         continue;
                     }
-                    let origin = &self.sets[item.origin as usize];
-                    for i in origin.start as usize..origin.end as usize {
-                        let parent = self.items[i];
-                        if tables.next[parent.pos as usize] == Next::Nt(lhs) {
-                            self.add(Item {
-                                pos: parent.pos + 1,
-                                origin: parent.origin,
-                            });
+                    let waiting = self.waiting(tables, item.origin);
+                    let from = waiting.partition_point(|&(nt, _)| nt < lhs);
+                    let mut i = from;
+                    while let Some(&(nt, parent)) = self.sets[item.origin as usize]
+                        .waiting
+                        .as_ref()
+                        .and_then(|w| w.get(i))
+                    {
+                        if nt != lhs {
+                            break;
                         }
+                        self.add(parent);
+                        i += 1;
                     }
                 }
                 Next::Nt(nt) => {
