@@ -546,6 +546,8 @@ impl Chart {
             top.partial.value,
             u32::from(top.partial.remain) | u32::from(top.partial.carried) << 8,
             u32::from(self.sets[top.set as usize].accepting),
+            // End-of-generation also depends on the last token (see `is_complete`).
+            u32::from(self.is_complete()),
         ];
         let mut order: Vec<u32> = vec![top.set];
         let mut k = 0;

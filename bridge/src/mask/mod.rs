@@ -283,6 +283,26 @@ mod tests {
     }
 
     #[test]
+    fn end_of_generation_follows_llama_cpp_and_is_part_of_the_cache_key() {
+        // Token 3 is end-of-generation. After "a" the text is complete; a token that
+        // only begins a character keeps it complete when it also held a whole one
+        // ("a\xC3"), and drops it when it held none ("\xC3" after "a"), as llama.cpp does.
+        let grammar = gbnfc_compiler::gbnf::parse("root ::= \"a\" \"é\"?\n").unwrap();
+        let pieces = vec![b"a".to_vec(), b"a\xC3".to_vec(), b"\xC3".to_vec(), Vec::new()];
+        let vocab = Arc::new(MaskVocab::new(&pieces, vec![3]));
+        let shared = MaskGrammar::new(&grammar, vocab).unwrap();
+        let mut one = Masker::new(Arc::clone(&shared));
+        assert!(one.accept(1));
+        assert!(one.mask().unwrap().is_allowed(3));
+        let mut two = Masker::new(shared);
+        assert!(two.accept(0));
+        assert!(two.mask().unwrap().is_allowed(3));
+        assert!(two.accept(2));
+        assert!(!two.mask().unwrap().is_allowed(3));
+        assert!(!two.allows(3));
+    }
+
+    #[test]
     fn a_character_split_over_tokens_is_followed() {
         let mut m = masker(
             "root ::= \"\\\"\" [^\"\\\\]* \"\\\"\"\n",
