@@ -229,8 +229,10 @@ impl Masker {
         Ok(mask)
     }
 
-    /// Pushes the token's bytes; on `false` some may stay pushed.
+    /// Pushes the token's bytes; on `false` some may stay pushed. The work bound holds
+    /// per token here, per walk in [`Masker::mask`].
     fn push_token(&mut self, token: u32) -> bool {
+        self.chart.reset_work();
         let tables = &self.grammar.tables;
         let bytes = self.grammar.vocab.trie.token(token);
         if bytes.is_empty() {
@@ -288,7 +290,12 @@ mod tests {
         // only begins a character keeps it complete when it also held a whole one
         // ("a\xC3"), and drops it when it held none ("\xC3" after "a"), as llama.cpp does.
         let grammar = gbnfc_compiler::gbnf::parse("root ::= \"a\" \"é\"?\n").unwrap();
-        let pieces = vec![b"a".to_vec(), b"a\xC3".to_vec(), b"\xC3".to_vec(), Vec::new()];
+        let pieces = vec![
+            b"a".to_vec(),
+            b"a\xC3".to_vec(),
+            b"\xC3".to_vec(),
+            Vec::new(),
+        ];
         let vocab = Arc::new(MaskVocab::new(&pieces, vec![3]));
         let shared = MaskGrammar::new(&grammar, vocab).unwrap();
         let mut one = Masker::new(Arc::clone(&shared));
