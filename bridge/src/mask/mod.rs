@@ -3,15 +3,15 @@
 //! llama.cpp's grammar sampler answers the same question by moving every parse stack over
 //! every token's characters, 10–60 ms on a 49k–262k vocabulary (BENCHMARKS.md,
 //! mask report). Here the vocabulary is a token trie (the `toktrie` crate, llguidance's)
-//! walked depth-first with a byte-level Earley chart ([`chart`]): a prefix shared by
+//! walked depth-first with a byte-level Earley chart (`chart.rs`): a prefix shared by
 //! many tokens is parsed once, and a prefix the grammar refuses cuts off every token
-//! below it. Masks are kept per parser state ([`Chart::key`]): most positions of a JSON
+//! below it. Masks are kept per parser state (`Chart::key`): most positions of a JSON
 //! text repeat a state met before (the inside of a string, the gap after a value).
 //!
 //! The answers are llama.cpp's own, byte for byte: the chart decodes tokens as llama.cpp
 //! does, and `tests/mask.rs` holds the two to the same masks. Earley parsing has no stack
 //! count to explode, so no grammar is refused for its ambiguity; a walk that does more
-//! than [`chart::MAX_WORK`] steps stops with [`MaskError`].
+//! than `chart::MAX_WORK` (100 million) steps stops with [`MaskError`].
 
 mod chart;
 mod tables;
