@@ -140,11 +140,6 @@ impl Chart {
         chart
     }
 
-    /// Levels on the stack (1: only the committed state).
-    pub(crate) fn depth(&self) -> usize {
-        self.levels.len()
-    }
-
     /// May end-of-generation come next? As llama.cpp has it: the text up to the last whole
     /// character is complete, and the last token held a whole character (a token that
     /// only begins one drops the finished parse).
@@ -205,6 +200,15 @@ impl Chart {
                 }
             }
         }
+    }
+
+    /// Does the current set lead back to itself over every character of `chars` (a bit
+    /// per ASCII byte; bit 0, a zero byte or one outside ASCII, never does)? Then every
+    /// text of those characters may follow.
+    pub(crate) fn loops_over(&self, chars: u128) -> bool {
+        self.top().is_some_and(|top| {
+            top.partial.remain == 0 && !top.ended && chars & !self.sets[top.set as usize].loops == 0
+        })
     }
 
     /// Pushes one byte of a token (`first`: the token's first byte); `false`, and nothing

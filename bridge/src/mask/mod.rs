@@ -2,10 +2,10 @@
 //!
 //! llama.cpp's grammar sampler answers the same question by moving every parse stack over
 //! every token's characters, 10–60 ms on a 49k–262k vocabulary (BENCHMARKS.md,
-//! mask report). Here the vocabulary is a token trie (the `toktrie` crate, llguidance's)
-//! walked depth-first with a byte-level Earley chart (`chart.rs`): a prefix shared by
-//! many tokens is parsed once, and a prefix the grammar refuses cuts off every token
-//! below it. Masks are kept per parser state (`Chart::key`): most positions of a JSON
+//! mask report). Here the vocabulary is a token trie (`trie.rs`) walked depth-first with
+//! a byte-level Earley chart (`chart.rs`): a prefix shared by many tokens is parsed once,
+//! a prefix the grammar refuses cuts off every token below it, and a prefix after which
+//! the grammar takes any of the characters below it allows them all unread. Masks are kept per parser state (`Chart::key`): most positions of a JSON
 //! text repeat a state met before (the inside of a string, the gap after a value).
 //!
 //! The answers are llama.cpp's own, byte for byte: the chart decodes tokens as llama.cpp
@@ -15,16 +15,18 @@
 
 mod chart;
 mod tables;
+mod trie;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gbnfc_compiler::gbnf::Grammar;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
-use toktrie::{Recognizer, SimpleVob, TokRxInfo, TokTrie};
+use toktrie::SimpleVob;
 
 use chart::Chart;
 use tables::Tables;
+use trie::TokenTrie;
 
 /// Bytes of masks one grammar keeps for reuse.
 const CACHE_BYTES: usize = 64 << 20;
@@ -39,7 +41,9 @@ pub struct MaskError;
 
 /// A model's vocabulary as the mask engine walks it.
 pub struct MaskVocab {
-    trie: TokTrie,
+    trie: TokenTrie,
+    /// Each token's bytes.
+    pieces: Vec<Vec<u8>>,
     /// Tokens whose text ends inside a character.
     cut: Vec<u32>,
     /// End-of-generation tokens: allowed when the text is complete.
@@ -49,7 +53,7 @@ pub struct MaskVocab {
 impl std::fmt::Debug for MaskVocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MaskVocab")
-            .field("tokens", &self.trie.vocab_size())
+            .field("tokens", &self.pieces.len())
             .finish_non_exhaustive()
     }
 }
@@ -59,8 +63,6 @@ impl MaskVocab {
     /// reads them; empty for a token never allowed by text), with `eog` the
     /// end-of-generation tokens.
     pub fn new(pieces: &[Vec<u8>], eog: Vec<u32>) -> MaskVocab {
-        let size = u32::try_from(pieces.len()).unwrap_or(u32::MAX);
-        let eos = eog.first().copied().unwrap_or(0);
         let cut = pieces
             .iter()
             .enumerate()
@@ -68,7 +70,8 @@ impl MaskVocab {
             .map(|(id, _)| id as u32)
             .collect();
         MaskVocab {
-            trie: TokTrie::from(&TokRxInfo::new(size, eos), pieces),
+            trie: TokenTrie::new(pieces),
+            pieces: pieces.to_vec(),
             cut,
             eog,
         }
@@ -76,7 +79,7 @@ impl MaskVocab {
 
     /// Tokens in the vocabulary.
     pub fn len(&self) -> usize {
-        self.trie.vocab_size()
+        self.pieces.len()
     }
 
     /// `true` for an empty vocabulary.
@@ -200,14 +203,9 @@ impl Masker {
             return Ok(mask);
         }
         let vocab = &grammar.vocab;
-        let mut mask = vocab.trie.alloc_token_set();
+        let mut mask = SimpleVob::alloc(vocab.len());
         self.chart.reset_work();
-        let mut walk = Walk {
-            chart: &mut self.chart,
-            tables: &grammar.tables,
-        };
-        vocab.trie.add_bias(&mut walk, &mut mask, &[]);
-        self.chart.pop_to(1);
+        vocab.trie.walk(&mut self.chart, &grammar.tables, &mut mask);
         if self.chart.exhausted() {
             self.chart.reset_work();
             return Err(MaskError);
@@ -234,7 +232,9 @@ impl Masker {
     fn push_token(&mut self, token: u32) -> bool {
         self.chart.reset_work();
         let tables = &self.grammar.tables;
-        let bytes = self.grammar.vocab.trie.token(token);
+        let Some(bytes) = self.grammar.vocab.pieces.get(token as usize) else {
+            return false;
+        };
         if bytes.is_empty() {
             return false;
         }
@@ -243,31 +243,6 @@ impl Masker {
             .enumerate()
             .all(|(i, &byte)| self.chart.push(tables, byte, i == 0))
             && self.chart.cut_passes(tables)
-    }
-}
-
-/// The chart as the trie walk drives it.
-struct Walk<'a> {
-    chart: &'a mut Chart,
-    tables: &'a Tables,
-}
-
-impl Recognizer for Walk<'_> {
-    fn pop_bytes(&mut self, num: usize) {
-        self.chart.pop(num);
-    }
-
-    fn collapse(&mut self) {
-        self.chart.commit();
-    }
-
-    fn trie_finished(&mut self) {
-        self.chart.pop_to(1);
-    }
-
-    fn try_push_byte(&mut self, byte: u8) -> bool {
-        let first = self.chart.depth() == 1;
-        self.chart.push(self.tables, byte, first)
     }
 }
 
