@@ -46,6 +46,9 @@ struct Set {
     live: u32,
     /// ASCII characters known to lead back to this same set.
     loops: u128,
+    /// The set every character from U+0080 to U+10FFFF leads to, when its terminals read
+    /// them all alike ([`UNKNOWN`] until asked, [`MIXED`] when they do not).
+    outside: u32,
     /// The set each ASCII character leads to, once known ([`UNKNOWN`], [`REJECTED`]).
     ascii: Option<Box<[u32; 128]>>,
     /// By which scan items a character advances (a bit per scan item, in order), the set
@@ -80,8 +83,10 @@ struct Level {
 
 /// No set is known yet for an ASCII character.
 const UNKNOWN: u32 = u32::MAX;
-/// No text of the grammar continues with the ASCII character.
+/// No text of the grammar continues with the character.
 const REJECTED: u32 = u32::MAX - 1;
+/// The set's terminals do not read every character outside ASCII alike.
+const MIXED: u32 = u32::MAX - 2;
 
 /// The chart: the sets so far, and the levels of the token being tried.
 #[derive(Debug, Clone)]
@@ -197,18 +202,46 @@ impl Chart {
                 if let Some(set) = self.sets.get_mut(set as usize).filter(|_| set < kept) {
                     set.ascii = None;
                     set.classes.clear();
+                    set.outside = UNKNOWN;
                 }
             }
         }
     }
 
-    /// Does the current set lead back to itself over every character of `chars` (a bit
-    /// per ASCII byte; bit 0, a zero byte or one outside ASCII, never does)? Then every
-    /// text of those characters may follow.
-    pub(crate) fn loops_over(&self, chars: u128) -> bool {
-        self.top().is_some_and(|top| {
-            top.partial.remain == 0 && !top.ended && chars & !self.sets[top.set as usize].loops == 0
-        })
+    /// At a character boundary, does the current set lead back to itself over every
+    /// character of `ascii` (a bit per ASCII character; bit 0, a zero byte, never does)
+    /// and, when `wide`, over every character from U+0080 to U+10FFFF? Then every text of
+    /// those characters may follow.
+    pub(crate) fn loops_over(&mut self, tables: &Tables, ascii: u128, wide: bool) -> bool {
+        let Some(top) = self.top() else { return false };
+        top.partial.remain == 0
+            && !top.ended
+            && ascii & !self.sets[top.set as usize].loops == 0
+            && (!wide || self.loops_wide(tables, top.set))
+    }
+
+    /// Does set `set` lead back to itself over every character from U+0080 to U+10FFFF?
+    fn loops_wide(&mut self, tables: &Tables, set: u32) -> bool {
+        self.outside(tables, set) == set
+    }
+
+    /// Where every character from U+0080 to U+10FFFF leads from set `set` when each of its
+    /// terminals holds all of them or none, else [`MIXED`]. Learned once per set.
+    fn outside(&mut self, tables: &Tables, set: u32) -> u32 {
+        let known = self.sets[set as usize].outside;
+        if known != UNKNOWN {
+            return known;
+        }
+        let uniform = self
+            .scans(tables, set)
+            .all(|t| tables.terminals[t as usize].uniform_outside_ascii());
+        let next = if uniform {
+            self.next_set_by_class(tables, set, 0x80)
+        } else {
+            MIXED
+        };
+        self.remember(set).outside = next;
+        next
     }
 
     /// Pushes one byte of a token (`first`: the token's first byte); `false`, and nothing
@@ -332,6 +365,19 @@ impl Chart {
                 }
             }
         }
+        if byte.is_none() && value <= 0x10FFFF {
+            let next = self.outside(tables, from);
+            if next != MIXED {
+                return next;
+            }
+        }
+        self.next_set_by_class(tables, from, value)
+    }
+
+    /// [`Chart::next_set`] by the scan items the character advances.
+    fn next_set_by_class(&mut self, tables: &Tables, from: u32, value: u32) -> u32 {
+        let byte = usize::try_from(value).ok().filter(|&v| v < 128);
+        let known = &self.sets[from as usize];
         let (start, end) = (known.start as usize, known.end as usize);
         // Characters that advance the same scan items lead to the same set.
         let class = self.scan_class(tables, start, end, value);
@@ -367,7 +413,7 @@ impl Chart {
     /// Set `set`, noted as one that remembers where characters lead.
     fn remember(&mut self, set: u32) -> &mut Set {
         let known = &self.sets[set as usize];
-        if known.ascii.is_none() && known.classes.is_empty() {
+        if known.ascii.is_none() && known.classes.is_empty() && known.outside == UNKNOWN {
             self.remembering.push(set);
         }
         &mut self.sets[set as usize]
@@ -485,6 +531,7 @@ impl Chart {
             accepting: false,
             live: 0,
             loops: 0,
+            outside: UNKNOWN,
             ascii: None,
             classes: Vec::new(),
             waiting: None,

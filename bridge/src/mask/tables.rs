@@ -81,6 +81,15 @@ impl Terminal8 {
         next <= high
     }
 
+    /// Does the set hold all of U+0080..=U+10FFFF or none of it? Then every character
+    /// outside ASCII that a well-formed sequence can encode is read alike.
+    pub(crate) fn uniform_outside_ascii(&self) -> bool {
+        let (low, high) = (0x80, 0x10FFFF);
+        let ranges = self.set.ranges();
+        ranges.iter().any(|&(lo, hi)| lo <= low && hi >= high)
+            || ranges.iter().all(|&(lo, hi)| hi < low || lo > high)
+    }
+
     /// A negated set excluding some non-ASCII code point: there llama.cpp's test for a cut
     /// character can refuse a prefix of a character the set holds.
     fn cut_test_differs(&self) -> bool {

@@ -2,11 +2,16 @@
 //!
 //! Nodes are laid out in depth-first order with their subtree sizes (as `toktrie` lays
 //! them out), so skipping a refused prefix is one addition, and a subtree's tokens are one
-//! run of [`TokenTrie::tokens`]. Each node also knows which ASCII characters occur below
-//! it: when the chart's set leads back to itself over every one of them, every token below
-//! is allowed without being read. Inside a JSON string that holds for almost every
-//! two-byte prefix, and a walk there reads a few thousand nodes instead of the whole
-//! vocabulary (measured on `mask_report`'s 2,000 SmolLM2 positions: see `chart.rs`).
+//! run of [`TokenTrie::tokens`]. Each node also knows which characters the tokens below it
+//! hold after it (the ASCII ones, and whether any is outside ASCII): when the chart's set
+//! leads back to itself over every one of them, every token below is allowed without
+//! being read. Inside a JSON string that holds for almost every two-byte prefix, and a walk
+//! there reads a few thousand nodes instead of the whole vocabulary.
+//!
+//! Measured on `mask_report`'s 2,000 positions per vocabulary (`mask_probe`-style runs,
+//! gbnfc's column only), mean / p99 in µs: before the skip, SmolLM2 (49k) 320 / 1,783;
+//! with ASCII characters only, SmolLM2 47–60 / 394–523 and Gemma (262k, most of it
+//! outside ASCII) 4,086 / 20,560; with characters outside ASCII too, see BENCHMARKS.md.
 
 use toktrie::SimpleVob;
 
@@ -23,19 +28,76 @@ pub(crate) struct TokenTrie {
     /// Where each node's tokens begin in `tokens` (its own, then its subtree's), with one
     /// more entry at the end.
     first: Vec<u32>,
-    /// The characters on the nodes below each node: a bit per ASCII byte, and bit 0 for
-    /// a zero byte or any byte outside ASCII (never one a set leads back to itself over).
+    /// The characters the tokens below each node hold after it, read as llama.cpp decodes
+    /// them: a bit per ASCII character, and bit 0 ([`ODD`]) when some token below holds
+    /// what is not a plain character up to U+10FFFF (see [`Utf8`]) or ends inside one.
+    /// Exact for nodes at a character boundary, the only ones a walk asks about.
     below: Vec<u128>,
+    /// Some token below the node holds a character outside ASCII after it.
+    wide: Vec<bool>,
+    /// The node ends a whole character, reading its path from a token's start.
+    boundary: Vec<bool>,
     /// Token ids in depth-first order of their nodes.
     tokens: Vec<u32>,
 }
 
-/// The bit of `byte` in [`TokenTrie::below`].
-fn bit(byte: u8) -> u128 {
-    if byte < 128 {
-        1 << byte
-    } else {
-        1
+/// The bit in [`TokenTrie::below`] for what a walk must read token by token.
+const ODD: u128 = 1;
+
+/// Where a token's bytes stand in a character, read from the token's start as
+/// llama.cpp's decoder reads them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Utf8 {
+    /// Continuation bytes still due.
+    pending: u8,
+    /// The range the next continuation byte must fall in to stay well-formed.
+    low: u8,
+    high: u8,
+    /// The character in progress (or just ended) is odd: not a plain well-formed
+    /// character up to U+10FFFF. A zero byte, a byte that cannot lead, an overlong form,
+    /// one past U+10FFFF, and a continuation byte out of range are odd.
+    odd: bool,
+}
+
+impl Utf8 {
+    /// The state after `byte`.
+    fn step(self, byte: u8) -> Utf8 {
+        let lead = |pending, low, high| Utf8 {
+            pending,
+            low,
+            high,
+            odd: false,
+        };
+        let odd = |pending| Utf8 {
+            pending,
+            odd: true,
+            ..Utf8::default()
+        };
+        if byte == 0 {
+            return odd(0);
+        }
+        if self.pending > 0 {
+            return Utf8 {
+                pending: self.pending - 1,
+                low: 0x80,
+                high: 0xBF,
+                odd: self.odd || !(self.low..=self.high).contains(&byte),
+            };
+        }
+        match byte {
+            0x01..=0x7F => Utf8::default(),
+            0xC2..=0xDF => lead(1, 0x80, 0xBF),
+            0xE0 => lead(2, 0xA0, 0xBF),
+            0xE1..=0xEF => lead(2, 0x80, 0xBF),
+            0xF0 => lead(3, 0x90, 0xBF),
+            0xF1..=0xF3 => lead(3, 0x80, 0xBF),
+            0xF4 => lead(3, 0x80, 0x8F),
+            // Read by llama.cpp, but as overlong forms or past U+10FFFF.
+            0xC0 | 0xC1 => odd(1),
+            0xF5..=0xFF => odd(3),
+            // Refused by llama.cpp as a first byte.
+            _ => odd(0),
+        }
     }
 }
 
@@ -50,9 +112,13 @@ impl TokenTrie {
             byte: vec![0],
             size: vec![1],
             first: vec![0],
-            below: vec![0],
+            below: Vec::new(),
+            wide: Vec::new(),
+            boundary: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
         };
+        let mut parent = vec![0u32];
+        let mut utf8 = vec![Utf8::default()];
         // The nodes on the path to the last token, the root first.
         let mut path: Vec<usize> = vec![0];
         let mut previous: &[u8] = &[];
@@ -67,11 +133,13 @@ impl TokenTrie {
                 trie.close(&mut path);
             }
             for &byte in &bytes[common..] {
+                let up = path.last().copied().unwrap_or(0);
+                parent.push(up as u32);
+                utf8.push(utf8[up].step(byte));
                 path.push(trie.byte.len());
                 trie.byte.push(byte);
                 trie.size.push(1);
                 trie.first.push(trie.tokens.len() as u32);
-                trie.below.push(0);
             }
             trie.tokens.push(id);
             previous = bytes;
@@ -81,15 +149,37 @@ impl TokenTrie {
         }
         trie.size[0] = trie.byte.len() as u32;
         trie.first.push(trie.tokens.len() as u32);
+        trie.summarize(&parent, &utf8);
         trie
     }
 
-    /// Ends the last node on `path`: its size is known, and its parent learns its bytes.
+    /// Ends the last node on `path`: its size is known.
     fn close(&mut self, path: &mut Vec<usize>) {
-        let Some(node) = path.pop() else { return };
-        self.size[node] = (self.byte.len() - node) as u32;
-        if let Some(&parent) = path.last() {
-            self.below[parent] |= self.below[node] | bit(self.byte[node]);
+        if let Some(node) = path.pop() {
+            self.size[node] = (self.byte.len() - node) as u32;
+        }
+    }
+
+    /// Fills `below`, `wide` and `boundary`, children before parents, from each node's
+    /// parent and its place in a character.
+    fn summarize(&mut self, parent: &[u32], utf8: &[Utf8]) {
+        let n = self.byte.len();
+        self.below = vec![0; n];
+        self.wide = vec![false; n];
+        self.boundary = utf8.iter().map(|u| u.pending == 0).collect();
+        for node in (1..n).rev() {
+            let state = utf8[node];
+            let ends_inside = state.pending > 0 && self.first[node] < self.first[node + 1];
+            let mut ascii = self.below[node];
+            if state.odd || ends_inside {
+                ascii |= ODD;
+            } else if state.pending == 0 && self.byte[node] < 0x80 {
+                ascii |= 1 << self.byte[node];
+            }
+            let wide = self.wide[node] || (state.pending == 0 && self.byte[node] >= 0x80);
+            let up = parent[node] as usize;
+            self.below[up] |= ascii;
+            self.wide[up] |= wide;
         }
     }
 
@@ -113,7 +203,10 @@ impl TokenTrie {
                 node = after;
                 continue;
             }
-            if after == node + 1 || chart.loops_over(self.below[node]) {
+            let skip = after == node + 1
+                || (self.boundary[node]
+                    && chart.loops_over(tables, self.below[node], self.wide[node]));
+            if skip {
                 self.allow(mask, node, after);
                 chart.pop(1);
                 node = after;
@@ -150,8 +243,46 @@ mod tests {
         assert_eq!(trie.size, vec![6, 3, 1, 1, 2, 1]);
         assert_eq!(trie.tokens, vec![1, 0, 4, 5, 2]);
         assert_eq!(trie.first, vec![0, 0, 1, 3, 4, 4, 5]);
-        assert_eq!(trie.below[1], bit(b'b') | bit(b'c'));
-        assert_eq!(trie.below[4], 1);
-        assert_eq!(trie.below[0], bit(b'a') | bit(b'b') | bit(b'c') | 1);
+        assert_eq!(trie.below[1], 1 << b'b' | 1 << b'c');
+        assert!(!trie.wide[1]);
+        // "b\xC3" ends inside a character.
+        assert_eq!(trie.below[4], ODD);
+        assert_eq!(trie.below[0], 1 << b'a' | 1 << b'b' | 1 << b'c' | ODD);
+    }
+
+    #[test]
+    fn characters_outside_ascii_are_wide_and_odd_forms_are_odd() {
+        let plain: [&[u8]; 4] = [
+            b"a\xC3\xA9",         // é
+            b"b\xE0\xA4\x85",     // Devanagari A
+            b"c\xF0\x9F\x98\x80", // an emoji
+            b"d\xF4\x8F\xBF\xBF", // U+10FFFF
+        ];
+        let odd: [&[u8]; 7] = [
+            b"e\xE0\x80\x80",     // overlong
+            b"f\xF0\x80\x80\x80", // overlong
+            b"g\xF4\x90\x80\x80", // past U+10FFFF
+            b"h\xC0\xAF",         // overlong
+            b"i\x80",             // a lone continuation byte
+            b"j\xC3a",            // a continuation byte missing
+            b"k\xC3",             // ending inside a character
+        ];
+        let pieces: Vec<Vec<u8>> = plain.iter().chain(&odd).map(|p| p.to_vec()).collect();
+        let trie = TokenTrie::new(&pieces);
+        let node = |first: u8| {
+            (1..trie.byte.len())
+                .find(|&n| trie.byte[n] == first)
+                .unwrap()
+        };
+        for piece in plain {
+            let at = node(piece[0]);
+            assert_eq!((trie.below[at], trie.wide[at]), (0, true), "{piece:?}");
+        }
+        for piece in odd {
+            assert_eq!(trie.below[node(piece[0])] & ODD, ODD, "{piece:?}");
+        }
+        // Only whole characters end at a boundary.
+        let inside = node(b'b') + 1;
+        assert!(trie.boundary[node(b'b')] && !trie.boundary[inside]);
     }
 }
