@@ -152,6 +152,11 @@ impl Chart {
         self.levels.first().is_some_and(|l| l.eog)
     }
 
+    /// Does the committed state hold the start of a character the next token continues?
+    pub(crate) fn carries_partial(&self) -> bool {
+        self.levels.first().is_some_and(|l| l.partial.remain > 0)
+    }
+
     /// Has the walk done more work than [`MAX_WORK`]?
     pub(crate) fn exhausted(&self) -> bool {
         self.work > MAX_WORK

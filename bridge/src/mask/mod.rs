@@ -211,7 +211,14 @@ impl Masker {
             return Err(MaskError);
         }
         if grammar.tables.cut_test_differs {
-            for &token in &vocab.cut {
+            // Tokens that may end inside a character: the ones that do by themselves, and
+            // after a character carried over from the last token, any.
+            let suspects = if self.chart.carries_partial() {
+                mask.to_list()
+            } else {
+                vocab.cut.clone()
+            };
+            for token in suspects {
                 if mask.is_allowed(token) && !self.allows(token) {
                     mask.disallow_token(token);
                 }
@@ -299,5 +306,86 @@ mod tests {
         assert!(m.accept(4));
         assert!(m.allows(5));
         assert!(m.allows(0));
+    }
+
+    /// Pieces of tokens that test the reading of characters: ASCII the grammars below
+    /// treat apart, plain characters outside ASCII at the edges of their encodings, and
+    /// odd forms (overlong, past U+10FFFF, a lone or missing continuation byte, a zero
+    /// byte, a character cut short).
+    const UNITS: [&[u8]; 22] = [
+        b"a",
+        b"n",
+        b"\"",
+        b"\\",
+        b"\n",
+        b"\0",
+        b"\xC3\xA9",
+        b"\xE0\xA4\x85",
+        b"\xED\x9F\xBF",
+        b"\xF0\x9F\x98\x80",
+        b"\xF4\x8F\xBF\xBF",
+        b"\xE0\x80\x80",
+        b"\xE0\x9F\xBF",
+        b"\xF0\x80\x80\x80",
+        b"\xF4\x90\x80\x80",
+        b"\xF5\x80\x80\x80",
+        b"\xC0\xAF",
+        b"\xC1\xBF",
+        b"\x80",
+        b"\xC3",
+        b"\xE4\xB8",
+        b"\xBF",
+    ];
+
+    proptest::proptest! {
+        /// A mask (the trie walk, with its unread subtrees) allows exactly the tokens that
+        /// pass one by one, whatever bytes the tokens hold.
+        #[test]
+        fn a_mask_allows_what_each_token_passes_alone(
+            pieces in proptest::collection::vec(
+                (0..3usize, proptest::collection::vec(proptest::sample::select(&UNITS[..]), 1..4)),
+                1..40,
+            ),
+            grammar in 0..4usize,
+            opening in 0..3usize,
+        ) {
+            let grammars = [
+                "root ::= \"\\\"\" ([^\"\\\\\\x00-\\x1F] | \"\\\\\" [n\"])* \"\\\"\"\n",
+                "root ::= \"\\\"\" [ -!#-\\[\\]-\\U0010FFFF]* \"\\\"\"\n",
+                "root ::= \"\\\"\" [^\"\\\\\\x00-\\x1F\\u0900-\\u097F]* \"\\\"\"\n",
+                "root ::= \"\\\"\" ([^\"\\\\a] | \"a\" [^\"\\\\])* \"\\\"\" [a\\u00E9]*\n",
+            ];
+            let grammar = gbnfc_compiler::gbnf::parse(grammars[grammar]).unwrap();
+            // A few shared heads, so that tokens share prefixes in the trie.
+            let heads: [&[u8]; 3] = [b"", b"a", b"an"];
+            let mut pieces: Vec<Vec<u8>> = pieces
+                .iter()
+                .map(|(head, units)| [heads[*head], &units.concat()].concat())
+                .collect();
+            // Tokens that open the text: the quote alone, or with a character or half of one.
+            pieces.push(b"\"".to_vec());
+            pieces.push(b"\"a".to_vec());
+            pieces.push(b"\"\xE4".to_vec());
+            let opener = (pieces.len() - 3 + opening) as u32;
+            let vocab = Arc::new(MaskVocab::new(&pieces, vec![]));
+            let mut masker = Masker::new(MaskGrammar::new(&grammar, vocab).unwrap());
+            proptest::prop_assert!(masker.accept(opener));
+            // Once after the opening token, and again after each token the mask allows.
+            for round in 0..3 {
+                let mask = masker.mask().unwrap();
+                let mut allowed = None;
+                for token in 0..pieces.len() as u32 {
+                    let alone = masker.allows(token);
+                    proptest::prop_assert_eq!(mask.is_allowed(token), alone, "token {:?} round {}", pieces[token as usize], round);
+                    if alone && allowed.is_none() {
+                        allowed = Some(token);
+                    }
+                }
+                match allowed {
+                    Some(token) => proptest::prop_assert!(masker.accept(token)),
+                    None => break,
+                }
+            }
+        }
     }
 }
