@@ -23,6 +23,7 @@
 use rustc_hash::FxHashSet;
 
 use super::tables::{Next, Tables};
+use super::trie::{Chars, ODD};
 
 /// Items processed in one walk before the chart gives up (see [`Chart::exhausted`]).
 pub(crate) const MAX_WORK: u64 = 100_000_000;
@@ -214,15 +215,55 @@ impl Chart {
     }
 
     /// At a character boundary, does the current set lead back to itself over every
-    /// character of `ascii` (a bit per ASCII character; bit 0, a zero byte, never does)
-    /// and, when `wide`, over every character from U+0080 to U+10FFFF? Then every text of
-    /// those characters may follow.
-    pub(crate) fn loops_over(&mut self, tables: &Tables, ascii: u128, wide: bool) -> bool {
-        let Some(top) = self.top() else { return false };
-        top.partial.remain == 0
-            && !top.ended
-            && ascii & !self.sets[top.set as usize].loops == 0
-            && (!wide || self.loops_wide(tables, top.set))
+    /// character of `chars`? Then every text of them may follow.
+    pub(crate) fn loops_over(&mut self, tables: &Tables, chars: Chars) -> bool {
+        match self.boundary_set() {
+            Some(set) => self.set_loops_over(tables, set, chars),
+            None => false,
+        }
+    }
+
+    /// At a character boundary, does every character of `next` lead the current set to one
+    /// set that leads back to itself over every character of `later`? Then every text of
+    /// one character of `next` followed by characters of `later` may follow.
+    pub(crate) fn loops_after_one(&mut self, tables: &Tables, next: Chars, later: Chars) -> bool {
+        let Some(from) = self.boundary_set() else {
+            return false;
+        };
+        if next.ascii & ODD != 0 {
+            return false;
+        }
+        let mut target = None;
+        let mut bits = next.ascii;
+        while bits != 0 {
+            let value = bits.trailing_zeros();
+            bits &= bits - 1;
+            let to = self.next_set(tables, from, value);
+            if to == REJECTED || target.is_some_and(|t| t != to) {
+                return false;
+            }
+            target = Some(to);
+        }
+        if next.wide {
+            let to = self.outside(tables, from);
+            if to == REJECTED || to == MIXED || target.is_some_and(|t| t != to) {
+                return false;
+            }
+            target = Some(to);
+        }
+        target.is_some_and(|set| self.set_loops_over(tables, set, later))
+    }
+
+    /// The current set when the chart stands at a character boundary of this token.
+    fn boundary_set(&self) -> Option<u32> {
+        let top = self.top()?;
+        (top.partial.remain == 0 && !top.ended).then_some(top.set)
+    }
+
+    /// Does set `set` lead back to itself over every character of `chars`?
+    fn set_loops_over(&mut self, tables: &Tables, set: u32, chars: Chars) -> bool {
+        chars.ascii & !self.sets[set as usize].loops == 0
+            && (!chars.wide || self.loops_wide(tables, set))
     }
 
     /// Does set `set` lead back to itself over every character from U+0080 to U+10FFFF?

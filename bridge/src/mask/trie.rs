@@ -3,10 +3,12 @@
 //! Nodes are laid out in depth-first order with their subtree sizes (as `toktrie` lays
 //! them out), so skipping a refused prefix is one addition, and a subtree's tokens are one
 //! run of [`TokenTrie::tokens`]. Each node also knows which characters the tokens below it
-//! hold after it (the ASCII ones, and whether any is outside ASCII): when the chart's set
-//! leads back to itself over every one of them, every token below is allowed without
-//! being read. Inside a JSON string that holds for almost every two-byte prefix, and a walk
-//! there reads a few thousand nodes instead of the whole vocabulary.
+//! hold after it, the next one and the later ones (the ASCII ones, and whether any is
+//! outside ASCII). When the chart's set leads back to itself over every one of them, or
+//! every next one leads to one set that leads back to itself over every later one, every
+//! token below is allowed without being read. Inside a JSON string that holds for almost
+//! every prefix of a character or two, and a walk there reads a few thousand nodes
+//! instead of the whole vocabulary.
 //!
 //! Measured on `mask_report`'s 2,000 positions per vocabulary (`mask_probe`-style runs,
 //! gbnfc's column only), mean / p99 in µs: before the skip, SmolLM2 (49k) 320 / 1,783;
@@ -28,21 +30,41 @@ pub(crate) struct TokenTrie {
     /// Where each node's tokens begin in `tokens` (its own, then its subtree's), with one
     /// more entry at the end.
     first: Vec<u32>,
-    /// The characters the tokens below each node hold after it, read as llama.cpp decodes
-    /// them: a bit per ASCII character, and bit 0 ([`ODD`]) when some token below holds
-    /// what is not a plain character up to U+10FFFF (see [`Utf8`]) or ends inside one.
-    /// Exact for nodes at a character boundary, the only ones a walk asks about.
-    below: Vec<u128>,
-    /// Some token below the node holds a character outside ASCII after it.
-    wide: Vec<bool>,
+    /// The characters the tokens below each node hold next after it (the first whole
+    /// one), read as llama.cpp decodes them. Exact for nodes at a character boundary, the
+    /// only ones a walk asks about.
+    next: Vec<Chars>,
+    /// The characters they hold after those.
+    later: Vec<Chars>,
     /// The node ends a whole character, reading its path from a token's start.
     boundary: Vec<bool>,
     /// Token ids in depth-first order of their nodes.
     tokens: Vec<u32>,
 }
 
-/// The bit in [`TokenTrie::below`] for what a walk must read token by token.
-const ODD: u128 = 1;
+/// Characters tokens hold: a bit per ASCII character, with bit 0 ([`ODD`]) standing for
+/// what is not a plain character up to U+10FFFF (see [`Utf8`]) or a token ending inside
+/// one; and whether any lies outside ASCII.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Chars {
+    pub(crate) ascii: u128,
+    pub(crate) wide: bool,
+}
+
+impl Chars {
+    fn join(self, other: Chars) -> Chars {
+        Chars {
+            ascii: self.ascii | other.ascii,
+            wide: self.wide || other.wide,
+        }
+    }
+}
+
+/// The bit in [`Chars::ascii`] for what a walk must read token by token.
+pub(crate) const ODD: u128 = 1;
+
+/// Subtrees smaller than this (in nodes) are read rather than tested two characters deep.
+const TWO_DEEP_FROM: u32 = 8;
 
 /// Where a token's bytes stand in a character, read from the token's start as
 /// llama.cpp's decoder reads them.
@@ -112,8 +134,8 @@ impl TokenTrie {
             byte: vec![0],
             size: vec![1],
             first: vec![0],
-            below: Vec::new(),
-            wide: Vec::new(),
+            next: Vec::new(),
+            later: Vec::new(),
             boundary: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
         };
@@ -160,26 +182,43 @@ impl TokenTrie {
         }
     }
 
-    /// Fills `below`, `wide` and `boundary`, children before parents, from each node's
+    /// Fills `next`, `later` and `boundary`, children before parents, from each node's
     /// parent and its place in a character.
     fn summarize(&mut self, parent: &[u32], utf8: &[Utf8]) {
         let n = self.byte.len();
-        self.below = vec![0; n];
-        self.wide = vec![false; n];
+        self.next = vec![Chars::default(); n];
+        self.later = vec![Chars::default(); n];
         self.boundary = utf8.iter().map(|u| u.pending == 0).collect();
         for node in (1..n).rev() {
             let state = utf8[node];
-            let ends_inside = state.pending > 0 && self.first[node] < self.first[node + 1];
-            let mut ascii = self.below[node];
-            if state.odd || ends_inside {
-                ascii |= ODD;
-            } else if state.pending == 0 && self.byte[node] < 0x80 {
-                ascii |= 1 << self.byte[node];
-            }
-            let wide = self.wide[node] || (state.pending == 0 && self.byte[node] >= 0x80);
             let up = parent[node] as usize;
-            self.below[up] |= ascii;
-            self.wide[up] |= wide;
+            let (next, later) = if state.pending == 0 {
+                // The node ends a character: what its parent holds next.
+                let char = match self.byte[node] {
+                    _ if state.odd => Chars {
+                        ascii: ODD,
+                        wide: false,
+                    },
+                    byte @ 0..=0x7F => Chars {
+                        ascii: 1 << byte,
+                        wide: false,
+                    },
+                    _ => Chars {
+                        ascii: 0,
+                        wide: true,
+                    },
+                };
+                (char, self.next[node].join(self.later[node]))
+            } else {
+                let ends_inside = self.first[node] < self.first[node + 1];
+                let mut next = self.next[node];
+                if state.odd || ends_inside {
+                    next.ascii |= ODD;
+                }
+                (next, self.later[node])
+            };
+            self.next[up] = self.next[up].join(next);
+            self.later[up] = self.later[up].join(later);
         }
     }
 
@@ -204,8 +243,12 @@ impl TokenTrie {
                 continue;
             }
             let skip = after == node + 1
-                || (self.boundary[node]
-                    && chart.loops_over(tables, self.below[node], self.wide[node]));
+                || (self.boundary[node] && {
+                    let (next, later) = (self.next[node], self.later[node]);
+                    chart.loops_over(tables, next.join(later))
+                        || (self.size[node] >= TWO_DEEP_FROM
+                            && chart.loops_after_one(tables, next, later))
+                });
             if skip {
                 self.allow(mask, node, after);
                 chart.pop(1);
@@ -245,11 +288,13 @@ mod tests {
         assert_eq!(trie.size, vec![6, 3, 1, 1, 2, 1]);
         assert_eq!(trie.tokens, vec![1, 0, 4, 5, 2]);
         assert_eq!(trie.first, vec![0, 0, 1, 3, 4, 4, 5]);
-        assert_eq!(trie.below[1], 1 << b'b' | 1 << b'c');
-        assert!(!trie.wide[1]);
+        let below = |node: usize| trie.next[node].join(trie.later[node]);
+        assert_eq!(below(1).ascii, 1 << b'b' | 1 << b'c');
+        assert!(!below(1).wide);
         // "b\xC3" ends inside a character.
-        assert_eq!(trie.below[4], ODD);
-        assert_eq!(trie.below[0], 1 << b'a' | 1 << b'b' | 1 << b'c' | ODD);
+        assert_eq!(below(4).ascii, ODD);
+        assert_eq!(trie.next[0].ascii, 1 << b'a' | 1 << b'b');
+        assert_eq!(trie.later[0].ascii, 1 << b'b' | 1 << b'c' | ODD);
     }
 
     #[test]
@@ -276,12 +321,16 @@ mod tests {
                 .find(|&n| trie.byte[n] == first)
                 .unwrap()
         };
+        let below = |node: usize| trie.next[node].join(trie.later[node]);
         for piece in plain {
-            let at = node(piece[0]);
-            assert_eq!((trie.below[at], trie.wide[at]), (0, true), "{piece:?}");
+            let wide = Chars {
+                ascii: 0,
+                wide: true,
+            };
+            assert_eq!(below(node(piece[0])), wide, "{piece:?}");
         }
         for piece in odd {
-            assert_eq!(trie.below[node(piece[0])] & ODD, ODD, "{piece:?}");
+            assert_eq!(below(node(piece[0])).ascii & ODD, ODD, "{piece:?}");
         }
         // Only whole characters end at a boundary.
         let inside = node(b'b') + 1;
