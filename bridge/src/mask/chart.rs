@@ -214,20 +214,29 @@ impl Chart {
         }
     }
 
-    /// At a character boundary, does the current set lead back to itself over every
-    /// character of `chars`? Then every text of them may follow.
-    pub(crate) fn loops_over(&mut self, tables: &Tables, chars: Chars) -> bool {
-        match self.boundary_set() {
+    /// With `pending` continuation bytes due (as the token trie reads the token), does the
+    /// set before the current character lead back to itself over every character of
+    /// `chars` (the end of the current one, if any, and those after it)? Then every text
+    /// of them may follow.
+    pub(crate) fn loops_over(&mut self, tables: &Tables, pending: u8, chars: Chars) -> bool {
+        match self.set_before_char(pending) {
             Some(set) => self.set_loops_over(tables, set, chars),
             None => false,
         }
     }
 
-    /// At a character boundary, does every character of `next` lead the current set to one
-    /// set that leads back to itself over every character of `later`? Then every text of
-    /// one character of `next` followed by characters of `later` may follow.
-    pub(crate) fn loops_after_one(&mut self, tables: &Tables, next: Chars, later: Chars) -> bool {
-        let Some(from) = self.boundary_set() else {
+    /// With `pending` continuation bytes due, does every character of `next` (the current
+    /// one's ends, or the next whole ones) lead the set before it to one set that leads
+    /// back to itself over every character of `later`? Then every text of one character
+    /// of `next` followed by characters of `later` may follow.
+    pub(crate) fn loops_after_one(
+        &mut self,
+        tables: &Tables,
+        pending: u8,
+        next: Chars,
+        later: Chars,
+    ) -> bool {
+        let Some(from) = self.set_before_char(pending) else {
             return false;
         };
         if next.ascii & ODD != 0 {
@@ -254,10 +263,12 @@ impl Chart {
         target.is_some_and(|set| self.set_loops_over(tables, set, later))
     }
 
-    /// The current set when the chart stands at a character boundary of this token.
-    fn boundary_set(&self) -> Option<u32> {
+    /// The set before the current character, when the chart reads the token as the token
+    /// trie does: `pending` bytes due, and a character in progress begun in this token.
+    fn set_before_char(&self, pending: u8) -> Option<u32> {
         let top = self.top()?;
-        (top.partial.remain == 0 && !top.ended).then_some(top.set)
+        let same = top.partial.remain == pending && (pending == 0 || !top.partial.carried);
+        (same && !top.ended).then_some(top.set)
     }
 
     /// Does set `set` lead back to itself over every character of `chars`?

@@ -30,14 +30,13 @@ pub(crate) struct TokenTrie {
     /// Where each node's tokens begin in `tokens` (its own, then its subtree's), with one
     /// more entry at the end.
     first: Vec<u32>,
-    /// The characters the tokens below each node hold next after it (the first whole
-    /// one), read as llama.cpp decodes them. Exact for nodes at a character boundary, the
-    /// only ones a walk asks about.
+    /// The characters the tokens below each node hold next after it (the first one to
+    /// end below it), read as llama.cpp decodes them from a token's start.
     next: Vec<Chars>,
     /// The characters they hold after those.
     later: Vec<Chars>,
-    /// The node ends a whole character, reading its path from a token's start.
-    boundary: Vec<bool>,
+    /// Continuation bytes still due at each node, reading its path from a token's start.
+    pending: Vec<u8>,
     /// Token ids in depth-first order of their nodes.
     tokens: Vec<u32>,
 }
@@ -136,7 +135,7 @@ impl TokenTrie {
             first: vec![0],
             next: Vec::new(),
             later: Vec::new(),
-            boundary: Vec::new(),
+            pending: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
         };
         let mut parent = vec![0u32];
@@ -182,13 +181,13 @@ impl TokenTrie {
         }
     }
 
-    /// Fills `next`, `later` and `boundary`, children before parents, from each node's
+    /// Fills `next`, `later` and `pending`, children before parents, from each node's
     /// parent and its place in a character.
     fn summarize(&mut self, parent: &[u32], utf8: &[Utf8]) {
         let n = self.byte.len();
         self.next = vec![Chars::default(); n];
         self.later = vec![Chars::default(); n];
-        self.boundary = utf8.iter().map(|u| u.pending == 0).collect();
+        self.pending = utf8.iter().map(|u| u.pending).collect();
         for node in (1..n).rev() {
             let state = utf8[node];
             let up = parent[node] as usize;
@@ -242,13 +241,13 @@ impl TokenTrie {
                 node = after;
                 continue;
             }
-            let skip = after == node + 1
-                || (self.boundary[node] && {
-                    let (next, later) = (self.next[node], self.later[node]);
-                    chart.loops_over(tables, next.join(later))
-                        || (self.size[node] >= TWO_DEEP_FROM
-                            && chart.loops_after_one(tables, next, later))
-                });
+            let skip = after == node + 1 || {
+                let (pending, next, later) =
+                    (self.pending[node], self.next[node], self.later[node]);
+                chart.loops_over(tables, pending, next.join(later))
+                    || (self.size[node] >= TWO_DEEP_FROM
+                        && chart.loops_after_one(tables, pending, next, later))
+            };
             if skip {
                 self.allow(mask, node, after);
                 chart.pop(1);
@@ -332,8 +331,8 @@ mod tests {
         for piece in odd {
             assert_eq!(below(node(piece[0])).ascii & ODD, ODD, "{piece:?}");
         }
-        // Only whole characters end at a boundary.
-        let inside = node(b'b') + 1;
-        assert!(trie.boundary[node(b'b')] && !trie.boundary[inside]);
+        // Bytes due inside a character.
+        let at = node(b'b');
+        assert_eq!(&trie.pending[at..at + 4], &[0, 2, 1, 0]);
     }
 }
