@@ -225,42 +225,54 @@ impl Chart {
         }
     }
 
-    /// With `pending` continuation bytes due, does every character of `next` (the current
-    /// one's ends, or the next whole ones) lead the set before it to one set that leads
-    /// back to itself over every character of `later`? Then every text of one character
-    /// of `next` followed by characters of `later` may follow.
-    pub(crate) fn loops_after_one(
+    /// With `pending` continuation bytes due, do the characters of `steps` lead the set
+    /// before the current character, one step each, to one set per step (every character
+    /// of a step to the same set), the last of which leads back to itself over every
+    /// character of `rest`? Then every text of one character of each step in turn,
+    /// followed by characters of `rest`, may follow.
+    pub(crate) fn loops_after(
         &mut self,
         tables: &Tables,
         pending: u8,
-        next: Chars,
-        later: Chars,
+        steps: &[Chars],
+        rest: Chars,
     ) -> bool {
-        let Some(from) = self.set_before_char(pending) else {
+        let Some(mut from) = self.set_before_char(pending) else {
             return false;
         };
-        if next.ascii & ODD != 0 {
-            return false;
+        for step in steps {
+            match self.one_target(tables, from, *step) {
+                Some(to) => from = to,
+                None => return false,
+            }
+        }
+        self.set_loops_over(tables, from, rest)
+    }
+
+    /// The one set every character of `chars` leads set `from` to, if there is one.
+    fn one_target(&mut self, tables: &Tables, from: u32, chars: Chars) -> Option<u32> {
+        if chars.ascii & ODD != 0 {
+            return None;
         }
         let mut target = None;
-        let mut bits = next.ascii;
+        let mut bits = chars.ascii;
         while bits != 0 {
             let value = bits.trailing_zeros();
             bits &= bits - 1;
             let to = self.next_set(tables, from, value);
             if to == REJECTED || target.is_some_and(|t| t != to) {
-                return false;
+                return None;
             }
             target = Some(to);
         }
-        if next.wide {
+        if chars.wide {
             let to = self.outside(tables, from);
             if to == REJECTED || to == MIXED || target.is_some_and(|t| t != to) {
-                return false;
+                return None;
             }
             target = Some(to);
         }
-        target.is_some_and(|set| self.set_loops_over(tables, set, later))
+        target
     }
 
     /// The set before the current character, when the chart reads the token as the token

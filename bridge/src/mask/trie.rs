@@ -3,12 +3,13 @@
 //! Nodes are laid out in depth-first order with their subtree sizes (as `toktrie` lays
 //! them out), so skipping a refused prefix is one addition, and a subtree's tokens are one
 //! run of [`TokenTrie::tokens`]. Each node also knows which characters the tokens below it
-//! hold after it, the next one and the later ones (the ASCII ones, and whether any is
-//! outside ASCII). When the chart's set leads back to itself over every one of them, or
-//! every next one leads to one set that leads back to itself over every later one, every
-//! token below is allowed without being read. Inside a JSON string that holds for almost
-//! every prefix of a character or two, and a walk there reads a few thousand nodes
-//! instead of the whole vocabulary.
+//! hold after it: the next one, the second, and the rest (the ASCII ones, and whether any
+//! is outside ASCII). When the chart's set leads back to itself over every one of them,
+//! or every next one leads to one set that does so over the rest, or every next one to
+//! one set and every second one on to one set that does so over the rest, every token
+//! below is allowed without being read. Inside a JSON string or an object key that holds
+//! at almost every node of the first character, and a walk there reads a few thousand
+//! nodes instead of the whole vocabulary.
 //!
 //! Measured on `mask_report`'s 2,000 positions per vocabulary (`mask_probe`-style runs,
 //! gbnfc's column only), mean / p99 in µs: before the skip, SmolLM2 (49k) 320 / 1,783;
@@ -30,11 +31,12 @@ pub(crate) struct TokenTrie {
     /// Where each node's tokens begin in `tokens` (its own, then its subtree's), with one
     /// more entry at the end.
     first: Vec<u32>,
-    /// The characters the tokens below each node hold next after it (the first one to
-    /// end below it), read as llama.cpp decodes them from a token's start.
-    next: Vec<Chars>,
-    /// The characters they hold after those.
-    later: Vec<Chars>,
+    /// The characters the tokens below each node hold after it, read as llama.cpp
+    /// decodes them from a token's start: the next one (the first to end below the node),
+    /// the second, and the rest. The ASCII ones, a bit each (see [`Chars`]), ...
+    ascii: Vec<[u128; 3]>,
+    /// ... and a bit each for whether one lies outside ASCII.
+    wide: Vec<u8>,
     /// Continuation bytes still due at each node, reading its path from a token's start.
     pending: Vec<u8>,
     /// Token ids in depth-first order of their nodes.
@@ -62,8 +64,9 @@ impl Chars {
 /// The bit in [`Chars::ascii`] for what a walk must read token by token.
 pub(crate) const ODD: u128 = 1;
 
-/// Subtrees smaller than this (in nodes) are read rather than tested two characters deep.
-const TWO_DEEP_FROM: u32 = 8;
+/// Subtrees smaller than this (in nodes) are read rather than tested a character or two
+/// deep.
+const DEEPER_FROM: u32 = 8;
 
 /// Where a token's bytes stand in a character, read from the token's start as
 /// llama.cpp's decoder reads them.
@@ -133,8 +136,8 @@ impl TokenTrie {
             byte: vec![0],
             size: vec![1],
             first: vec![0],
-            next: Vec::new(),
-            later: Vec::new(),
+            ascii: Vec::new(),
+            wide: Vec::new(),
             pending: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
         };
@@ -181,17 +184,16 @@ impl TokenTrie {
         }
     }
 
-    /// Fills `next`, `later` and `pending`, children before parents, from each node's
+    /// Fills `ascii`, `wide` and `pending`, children before parents, from each node's
     /// parent and its place in a character.
     fn summarize(&mut self, parent: &[u32], utf8: &[Utf8]) {
         let n = self.byte.len();
-        self.next = vec![Chars::default(); n];
-        self.later = vec![Chars::default(); n];
+        let mut below = vec![[Chars::default(); 3]; n];
         self.pending = utf8.iter().map(|u| u.pending).collect();
         for node in (1..n).rev() {
             let state = utf8[node];
-            let up = parent[node] as usize;
-            let (next, later) = if state.pending == 0 {
+            let [next, second, rest] = below[node];
+            let up = if state.pending == 0 {
                 // The node ends a character: what its parent holds next.
                 let char = match self.byte[node] {
                     _ if state.odd => Chars {
@@ -207,18 +209,34 @@ impl TokenTrie {
                         wide: true,
                     },
                 };
-                (char, self.next[node].join(self.later[node]))
+                [char, next, second.join(rest)]
             } else {
                 let ends_inside = self.first[node] < self.first[node + 1];
-                let mut next = self.next[node];
+                let mut next = next;
                 if state.odd || ends_inside {
                     next.ascii |= ODD;
                 }
-                (next, self.later[node])
+                [next, second, rest]
             };
-            self.next[up] = self.next[up].join(next);
-            self.later[up] = self.later[up].join(later);
+            let parent = &mut below[parent[node] as usize];
+            for (mine, theirs) in parent.iter_mut().zip(up) {
+                *mine = mine.join(theirs);
+            }
         }
+        self.ascii = below.iter().map(|b| b.map(|c| c.ascii)).collect();
+        self.wide = below
+            .iter()
+            .map(|b| (0..3).map(|i| u8::from(b[i].wide) << i).sum())
+            .collect();
+    }
+
+    /// What node `node` holds below it: the next character, the second, and the rest.
+    fn below(&self, node: usize) -> [Chars; 3] {
+        let ascii = self.ascii[node];
+        std::array::from_fn(|i| Chars {
+            ascii: ascii[i],
+            wide: self.wide[node] >> i & 1 == 1,
+        })
     }
 
     /// Allows in `mask` every token of the vocabulary that may follow the chart's committed
@@ -242,11 +260,12 @@ impl TokenTrie {
                 continue;
             }
             let skip = after == node + 1 || {
-                let (pending, next, later) =
-                    (self.pending[node], self.next[node], self.later[node]);
-                chart.loops_over(tables, pending, next.join(later))
-                    || (self.size[node] >= TWO_DEEP_FROM
-                        && chart.loops_after_one(tables, pending, next, later))
+                let [next, second, rest] = self.below(node);
+                let pending = self.pending[node];
+                chart.loops_over(tables, pending, next.join(second).join(rest))
+                    || (self.size[node] >= DEEPER_FROM
+                        && (chart.loops_after(tables, pending, &[next], second.join(rest))
+                            || chart.loops_after(tables, pending, &[next, second], rest)))
             };
             if skip {
                 self.allow(mask, node, after);
@@ -287,13 +306,18 @@ mod tests {
         assert_eq!(trie.size, vec![6, 3, 1, 1, 2, 1]);
         assert_eq!(trie.tokens, vec![1, 0, 4, 5, 2]);
         assert_eq!(trie.first, vec![0, 0, 1, 3, 4, 4, 5]);
-        let below = |node: usize| trie.next[node].join(trie.later[node]);
+        let below = |node: usize| {
+            let [next, second, rest] = trie.below(node);
+            next.join(second).join(rest)
+        };
         assert_eq!(below(1).ascii, 1 << b'b' | 1 << b'c');
         assert!(!below(1).wide);
         // "b\xC3" ends inside a character.
         assert_eq!(below(4).ascii, ODD);
-        assert_eq!(trie.next[0].ascii, 1 << b'a' | 1 << b'b');
-        assert_eq!(trie.later[0].ascii, 1 << b'b' | 1 << b'c' | ODD);
+        assert_eq!(
+            trie.ascii[0],
+            [1 << b'a' | 1 << b'b', 1 << b'b' | 1 << b'c' | ODD, 0]
+        );
     }
 
     #[test]
@@ -320,7 +344,10 @@ mod tests {
                 .find(|&n| trie.byte[n] == first)
                 .unwrap()
         };
-        let below = |node: usize| trie.next[node].join(trie.later[node]);
+        let below = |node: usize| {
+            let [next, second, rest] = trie.below(node);
+            next.join(second).join(rest)
+        };
         for piece in plain {
             let wide = Chars {
                 ascii: 0,
