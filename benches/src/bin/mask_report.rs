@@ -6,8 +6,9 @@
 //! own ([`gbnfc_bridge::mask`], one prepared grammar per schema shared by its instances,
 //! as the server shares it between requests, so masks found before are reused), and
 //! llama.cpp's grammar sampler applied to every token of the vocabulary (all logits equal,
-//! the array built before the clock starts). After each mask the instance's own token is
-//! accepted by both. The schemas are taken in a fixed shuffled order across all splits
+//! the array built before the clock starts). Each engine masks an instance's positions in
+//! one pass, accepting the instance's own token after each mask, and the two must agree
+//! on whether that token is allowed. The schemas are taken in a fixed shuffled order across all splits
 //! until the positions reach the budget, so both vocabularies see the same schemas.
 //! Prints one Markdown row per model and engine: mean, median, p99 and worst mask time,
 //! and for gbnfc the time to prepare a grammar for masking.
@@ -170,13 +171,25 @@ fn measure(engine: &Engine, files: &[PathBuf], positions: usize) -> Tally {
         let instances = doc["tests"].as_array().map_or(&[][..], Vec::as_slice);
         for instance in instances.iter().filter(|t| t["valid"] == true) {
             let text = canon::canonical_text(&instance["data"], &document);
-            let (mut sampler, mut stacks) = (sampler.clone(), stacks.clone());
+            let tokens = engine.tokenize_text(&text);
+            // gbnfc's pass over the instance, then llama.cpp's over the same positions:
+            // each engine's masks one after another, as a sampler computes them, rather
+            // than interleaved with the other engine's work on the same caches.
             let mut masker = Masker::new(mask_grammar.clone());
-            let mut pending = Vec::new();
-            for token in engine.tokenize_text(&text) {
+            let mut ours = Vec::with_capacity(tokens.len());
+            for token in &tokens {
                 let started = Instant::now();
-                let ours = masker.mask().unwrap();
+                let mask = masker.mask().unwrap();
                 tally.ours.push(started.elapsed().as_secs_f64() * 1e6);
+                let allowed = mask.is_allowed(token.0 as u32);
+                ours.push(allowed);
+                if !allowed || !masker.accept(token.0 as u32) {
+                    break;
+                }
+            }
+            let (mut sampler, mut stacks) = (sampler.clone(), stacks.clone());
+            let mut pending = Vec::new();
+            for (token, ours) in tokens.iter().zip(&ours) {
                 let mut array = LlamaTokenDataArray::new(everything.clone(), false);
                 let started = Instant::now();
                 array.apply_sampler(&mut sampler);
@@ -184,24 +197,19 @@ fn measure(engine: &Engine, files: &[PathBuf], positions: usize) -> Tally {
                 let allowed = array
                     .data
                     .iter()
-                    .any(|d| d.id() == token && d.logit() > f32::NEG_INFINITY);
-                pending.extend_from_slice(&engine.piece(token));
+                    .any(|d| d.id() == *token && d.logit() > f32::NEG_INFINITY);
+                assert_eq!(allowed, *ours, "{}", file.display());
+                pending.extend_from_slice(&engine.piece(*token));
                 let chars = take_whole_chars(&mut pending);
-                assert_eq!(
-                    allowed,
-                    ours.is_allowed(token.0 as u32),
-                    "{}",
-                    file.display()
-                );
                 if !allowed
                     || !matches!(stacks.accept(token.0 as u32, &chars), Ok(true))
-                    || sampler.try_accept(token).is_err()
-                    || !masker.accept(token.0 as u32)
+                    || sampler.try_accept(*token).is_err()
                 {
                     tally.cut += 1;
                     break;
                 }
             }
+            assert_eq!(tally.ours.len(), tally.masks.len(), "{}", file.display());
         }
     }
     tally
