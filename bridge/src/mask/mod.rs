@@ -5,8 +5,9 @@
 //! mask report). Here the vocabulary is a token trie (`trie.rs`) walked depth-first with
 //! a byte-level Earley chart (`chart.rs`): a prefix shared by many tokens is parsed once,
 //! a prefix the grammar refuses cuts off every token below it, and a prefix after which
-//! the grammar takes any of the characters below it allows them all unread. Masks are kept per parser state (`Chart::key`): most positions of a JSON
-//! text repeat a state met before (the inside of a string, the gap after a value).
+//! the grammar takes every text of the characters below it allows those tokens unread.
+//! Masks are kept per parser state (`Chart::key`): most positions of a JSON text repeat a
+//! state met before (the inside of a string, the gap after a value).
 //!
 //! The answers are llama.cpp's own, byte for byte: the chart decodes tokens as llama.cpp
 //! does, and `tests/mask.rs` holds the two to the same masks. Earley parsing has no stack
@@ -213,12 +214,14 @@ impl Masker {
         if grammar.tables.cut_test_differs {
             // Tokens that may end inside a character: the ones that do by themselves, and
             // after a character carried over from the last token, any.
+            let carried;
             let suspects = if self.chart.carries_partial() {
-                mask.to_list()
+                carried = mask.to_list();
+                &carried
             } else {
-                vocab.cut.clone()
+                &vocab.cut
             };
-            for token in suspects {
+            for &token in suspects {
                 if mask.is_allowed(token) && !self.allows(token) {
                     mask.disallow_token(token);
                 }

@@ -11,10 +11,12 @@
 //! at almost every node of the first character, and a walk there reads a few thousand
 //! nodes instead of the whole vocabulary.
 //!
-//! Measured on `mask_report`'s 2,000 positions per vocabulary (`mask_probe`-style runs,
-//! gbnfc's column only), mean / p99 in µs: before the skip, SmolLM2 (49k) 320 / 1,783;
-//! with ASCII characters only, SmolLM2 47–60 / 394–523 and Gemma (262k, most of it
-//! outside ASCII) 4,086 / 20,560; with characters outside ASCII too, see BENCHMARKS.md.
+//! Measured with `mask_report` (2,000 positions per vocabulary, gbnfc's masks; mean / p99
+//! in µs). Reading every node: SmolLM2 (49k) 320 / 1,783. Testing the whole subtree
+//! against ASCII loops only: SmolLM2 47–60 / 394–523, Gemma (262k, mostly outside
+//! ASCII) 4,086 / 20,560. With characters outside ASCII: Gemma 407 / 2,873. One step
+//! deep: 344; inside a character too: 160 / 1,506; two steps: SmolLM2 26–34 / 290–420,
+//! Gemma 92–131 / 750–1,160.
 
 use toktrie::SimpleVob;
 
