@@ -190,11 +190,12 @@ impl TokenTrie {
     /// parent and its place in a character.
     fn summarize(&mut self, parent: &[u32], utf8: &[Utf8]) {
         let n = self.byte.len();
-        let mut below = vec![[Chars::default(); 3]; n];
+        self.ascii = vec![[0; 3]; n];
+        self.wide = vec![0; n];
         self.pending = utf8.iter().map(|u| u.pending).collect();
         for node in (1..n).rev() {
             let state = utf8[node];
-            let [next, second, rest] = below[node];
+            let [next, second, rest] = self.below(node);
             let up = if state.pending == 0 {
                 // The node ends a character: what its parent holds next.
                 let char = match self.byte[node] {
@@ -220,16 +221,12 @@ impl TokenTrie {
                 }
                 [next, second, rest]
             };
-            let parent = &mut below[parent[node] as usize];
-            for (mine, theirs) in parent.iter_mut().zip(up) {
-                *mine = mine.join(theirs);
+            let up_node = parent[node] as usize;
+            for (i, chars) in up.iter().enumerate() {
+                self.ascii[up_node][i] |= chars.ascii;
+                self.wide[up_node] |= u8::from(chars.wide) << i;
             }
         }
-        self.ascii = below.iter().map(|b| b.map(|c| c.ascii)).collect();
-        self.wide = below
-            .iter()
-            .map(|b| (0..3).map(|i| u8::from(b[i].wide) << i).sum())
-            .collect();
     }
 
     /// What node `node` holds below it: the next character, the second, and the rest.
