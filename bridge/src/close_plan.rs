@@ -1,12 +1,18 @@
 //! Close-out planning in tokens: whether the shortest completion of the text so far
 //! still fits the tokens left, and the tokens that write it ([`crate::closeout::Closer`]
-//! finds the text; this turns it into the model's tokens, finishing first a character
-//! that the last token left unfinished).
+//! finds the text; this turns it into the fewest of the model's tokens that spell it,
+//! finishing first a character that the last token left unfinished).
+//!
+//! The tokens are the vocabulary's fewest ([`Spelling`]), not the tokenizer's split: the
+//! model never reads them (close-out ends the generation), so only their number matters,
+//! and counting them with llama.cpp's tokenizer at every token within reach of the budget
+//! was most of the grammar's cost per token on the weather card.
 
 use llama_cpp_2::token::LlamaToken;
 
 use crate::closeout::Closer;
 use crate::engine::Engine;
+use crate::mask::Spelling;
 
 /// Characters a completion may have per token left before close-out gives up on it
 /// (tokens of generated JSON are far shorter).
@@ -15,16 +21,27 @@ const CHARS_PER_TOKEN_CAP: usize = 64;
 /// Would the shortest completion of what `closer` has followed (and of the unfinished
 /// character `pending` starts) take at most `left` tokens?
 ///
-/// Tokenizing the completion happens only within reach of the budget: a completion of no
+/// Spelling the completion in tokens happens only within reach of the budget: a completion of no
 /// more bytes than tokens left fits whatever its tokens, each of which spells at least
 /// one byte. On the weather card (512 tokens, SmolLM2, seeds 1–3 at temperature 1) this
 /// took the budget guard from 0.21–0.28 ms to 0.05–0.08 ms per token.
-pub(crate) fn fits(engine: &Engine, closer: &mut Closer, pending: &[u8], left: usize) -> bool {
+pub(crate) fn fits(
+    engine: &Engine,
+    closer: &mut Closer,
+    spelling: &mut Spelling,
+    pending: &[u8],
+    left: usize,
+) -> bool {
     if !pending.is_empty() {
-        return close_plan(engine, closer, pending, left).is_some();
+        return close_plan(engine, closer, spelling, pending, left).is_some();
     }
     match closer.completion(left.saturating_mul(CHARS_PER_TOKEN_CAP)) {
-        Some(text) => text.len() <= left || spelled(engine, &text, left).is_some(),
+        Some(text) => {
+            text.len() <= left
+                || spelling
+                    .count(&engine.mask_vocab(), text.as_bytes())
+                    .is_some_and(|count| count <= left)
+        }
         None => false,
     }
 }
@@ -36,6 +53,7 @@ pub(crate) fn fits(engine: &Engine, closer: &mut Closer, pending: &[u8], left: u
 pub(crate) fn close_plan(
     engine: &Engine,
     closer: &mut Closer,
+    spelling: &mut Spelling,
     pending: &[u8],
     left: usize,
 ) -> Option<Vec<LlamaToken>> {
@@ -53,7 +71,7 @@ pub(crate) fn close_plan(
             return None;
         }
     }
-    let rest = completion_tokens(engine, closer, left - tokens.len());
+    let rest = completion_tokens(engine, closer, spelling, left - tokens.len());
     closer.truncate(mark);
     tokens.extend(rest?);
     Some(tokens)
@@ -83,21 +101,14 @@ fn utf8_padding(pending: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The tokens of the shortest completion of what `closer` has followed, if they number
-/// at most `left` (and their pieces spell the completion exactly).
-fn completion_tokens(engine: &Engine, closer: &mut Closer, left: usize) -> Option<Vec<LlamaToken>> {
+/// at most `left`.
+fn completion_tokens(
+    engine: &Engine,
+    closer: &mut Closer,
+    spelling: &mut Spelling,
+    left: usize,
+) -> Option<Vec<LlamaToken>> {
     let text = closer.completion(left.saturating_mul(CHARS_PER_TOKEN_CAP))?;
-    spelled(engine, &text, left)
-}
-
-/// `text` as at most `left` tokens whose pieces spell it exactly.
-fn spelled(engine: &Engine, text: &str, left: usize) -> Option<Vec<LlamaToken>> {
-    if text.is_empty() {
-        return Some(Vec::new());
-    }
-    let tokens = engine.tokenize_text(text);
-    if tokens.len() > left {
-        return None;
-    }
-    let spelled: Vec<u8> = tokens.iter().flat_map(|&t| engine.piece(t)).collect();
-    (spelled == text.as_bytes()).then_some(tokens)
+    let tokens = spelling.tokens(&engine.mask_vocab(), text.as_bytes())?;
+    (tokens.len() <= left).then(|| tokens.into_iter().map(|t| LlamaToken(t as i32)).collect())
 }

@@ -39,7 +39,7 @@ use serde_json::{json, Value};
 use crate::close_plan::{close_plan, fits};
 use crate::closeout::Closer;
 use crate::engine::{Engine, PromptCache, PROMPT_CACHE_SIZE};
-use crate::mask::{MaskGrammar, Masker};
+use crate::mask::{MaskGrammar, Masker, Spelling};
 use crate::BridgeError;
 
 /// How many tokens back the repetition penalty looks.
@@ -579,6 +579,8 @@ pub(crate) struct Run<'e> {
     bytes: Vec<u8>,
     /// Bytes of a character whose token has not been completed yet.
     pending: Vec<u8>,
+    /// Close-out's last completion in tokens.
+    spelling: Spelling,
     generated: usize,
     budget: usize,
 }
@@ -620,14 +622,16 @@ impl<'e> Run<'e> {
             },
             bytes: Vec::new(),
             pending: Vec::new(),
+            spelling: Spelling::default(),
             generated: 0,
             budget,
         };
         if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
             // Close-out keeps "generated + shortest completion ≤ budget", which must hold
             // from the start: a budget below the shortest whole output can only truncate.
-            if !fits(engine, closer, &[], budget) {
-                match close_plan(engine, closer, &[], n_ctx).map(|t| t.len()) {
+            let spelling = &mut run.spelling;
+            if !fits(engine, closer, spelling, &[], budget) {
+                match close_plan(engine, closer, spelling, &[], n_ctx).map(|t| t.len()) {
                     Some(shortest) => {
                         return Err(BridgeError::BudgetTooSmall { shortest, budget });
                     }
@@ -806,7 +810,7 @@ impl<'e> Run<'e> {
             return Ok(Guard::Proceed { followed: false });
         }
         let left = self.budget - (self.generated + 1);
-        if fits(self.engine, closer, &rest, left) {
+        if fits(self.engine, closer, &mut self.spelling, &rest, left) {
             self.stats.grammar_ms += ms_since(started);
             return Ok(Guard::Proceed { followed: true });
         }
@@ -814,6 +818,7 @@ impl<'e> Run<'e> {
         let forced = close_plan(
             self.engine,
             closer,
+            &mut self.spelling,
             &self.pending,
             self.budget - self.generated,
         );

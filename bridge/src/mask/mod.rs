@@ -13,8 +13,11 @@
 //! does, and `tests/mask.rs` holds the two to the same masks. Earley parsing has no stack
 //! count to explode, so no grammar is refused for its ambiguity; a walk that does more
 //! than `chart::MAX_WORK` (100 million) steps stops with [`MaskError`].
+//!
+//! The same trie spells close-out's completions in the fewest tokens ([`Spelling`]).
 
 mod chart;
+mod spell;
 mod tables;
 mod trie;
 
@@ -26,6 +29,7 @@ use thiserror::Error;
 use toktrie::SimpleVob;
 
 use chart::Chart;
+pub use spell::Spelling;
 use tables::Tables;
 use trie::TokenTrie;
 

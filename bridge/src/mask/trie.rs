@@ -43,6 +43,10 @@ pub(crate) struct TokenTrie {
     pending: Vec<u8>,
     /// Token ids in depth-first order of their nodes.
     tokens: Vec<u32>,
+    /// The root's child for each first byte (0: none). A byte-level vocabulary gives the
+    /// root 256 children; scanning them from each byte position took spelling a 200-byte
+    /// text from 15 to 85 µs.
+    roots: [u32; 256],
 }
 
 /// Characters tokens hold: a bit per ASCII character, with bit 0 ([`ODD`]) standing for
@@ -61,6 +65,17 @@ impl Chars {
             wide: self.wide || other.wide,
         }
     }
+}
+
+/// The best spelling of a text from some position on (see [`TokenTrie::best_first`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Spelled {
+    /// Tokens from this position to the end.
+    pub(crate) count: u32,
+    /// The first of them ...
+    pub(crate) token: u32,
+    /// ... and its length in bytes.
+    pub(crate) len: u32,
 }
 
 /// The bit in [`Chars::ascii`] for what a walk must read token by token.
@@ -142,6 +157,7 @@ impl TokenTrie {
             wide: Vec::new(),
             pending: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
+            roots: [0; 256],
         };
         let mut parent = vec![0u32];
         let mut utf8 = vec![Utf8::default()];
@@ -176,6 +192,11 @@ impl TokenTrie {
         trie.size[0] = trie.byte.len() as u32;
         trie.first.push(trie.tokens.len() as u32);
         trie.summarize(&parent, &utf8);
+        let mut child = 1;
+        while child < trie.byte.len() {
+            trie.roots[usize::from(trie.byte[child])] = child as u32;
+            child += trie.size[child] as usize;
+        }
         trie
     }
 
@@ -277,6 +298,56 @@ impl TokenTrie {
             }
         }
         chart.pop_to(1);
+    }
+
+    /// The best first token of a spelling of `bytes[start..]` in tokens whose pieces,
+    /// one after another, spell it exactly, given `best` for every later position (`None`
+    /// where no tokens spell the rest): the one leaving the fewest tokens, the shorter of
+    /// equals, the lowest id among tokens of one piece.
+    pub(crate) fn best_first(
+        &self,
+        bytes: &[u8],
+        start: usize,
+        best: &[Option<Spelled>],
+    ) -> Option<Spelled> {
+        let mut found: Option<Spelled> = None;
+        let mut node = 0;
+        for (at, &byte) in bytes.iter().enumerate().skip(start) {
+            let Some(child) = self.child(node, byte) else {
+                break;
+            };
+            node = child;
+            let own = &self.tokens[self.first[node] as usize..self.first[node + 1] as usize];
+            let (Some(&token), Some(Some(after))) = (own.iter().min(), best.get(at + 1)) else {
+                continue;
+            };
+            if found.is_none_or(|f| after.count + 1 < f.count) {
+                found = Some(Spelled {
+                    count: after.count + 1,
+                    token,
+                    len: (at + 1 - start) as u32,
+                });
+            }
+        }
+        found
+    }
+
+    /// The child of `node` reached by `byte`, if any (children follow their parent in
+    /// byte order).
+    fn child(&self, node: usize, byte: u8) -> Option<usize> {
+        if node == 0 {
+            return Some(self.roots[usize::from(byte)] as usize).filter(|&child| child > 0);
+        }
+        let end = node + self.size[node] as usize;
+        let mut child = node + 1;
+        while child < end {
+            match self.byte[child].cmp(&byte) {
+                std::cmp::Ordering::Less => child += self.size[child] as usize,
+                std::cmp::Ordering::Equal => return Some(child),
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
+        None
     }
 
     /// Allows the tokens from node `from`'s to node `to`'s (exclusive).
