@@ -250,6 +250,32 @@ impl Chart {
         self.set_loops_over(tables, from, rest)
     }
 
+    /// With `pending` continuation bytes due, do the characters of `chars` lead the set
+    /// before the current character on, `steps` times, to one set per step (every
+    /// character to the same set)? Then every text of at most `steps` of them may follow:
+    /// inside a string of bounded length each character leads to the next count.
+    pub(crate) fn leads_on(
+        &mut self,
+        tables: &Tables,
+        pending: u8,
+        chars: Chars,
+        steps: u16,
+    ) -> bool {
+        let Some(mut from) = self
+            .set_before_char(pending)
+            .filter(|_| chars.ascii & ODD == 0)
+        else {
+            return false;
+        };
+        for _ in 0..steps {
+            match self.one_target(tables, from, chars) {
+                Some(to) => from = to,
+                None => return false,
+            }
+        }
+        true
+    }
+
     /// The one set every character of `chars` leads set `from` to, if there is one.
     fn one_target(&mut self, tables: &Tables, from: u32, chars: Chars) -> Option<u32> {
         if chars.ascii & ODD != 0 {

@@ -274,6 +274,20 @@ mod tests {
     }
 
     #[test]
+    fn a_subtree_of_tokens_that_end_inside_a_character_is_read() {
+        // Eight tokens below "\xE0", each ending inside a character: none holds a whole
+        // character after it, but four of them begin only characters the set lacks.
+        let pieces: Vec<Vec<u8>> = (0xA4..=0xAB).map(|b| vec![0xE0, b]).collect();
+        let mut pieces: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+        pieces.push(b"\"");
+        let mut masker = masker("root ::= \"\\\"\" [ -~\\u0A00-\\u0AFF]*\n", &pieces);
+        assert!(masker.accept(8));
+        let mask = masker.mask().unwrap();
+        let allowed: Vec<u32> = (0..8).filter(|&t| mask.is_allowed(t)).collect();
+        assert_eq!(allowed, vec![4, 5, 6, 7]);
+    }
+
+    #[test]
     fn end_of_generation_follows_llama_cpp_and_is_part_of_the_cache_key() {
         // Token 3 is end-of-generation. After "a" the text is complete; a token that
         // only begins a character keeps it complete when it also held a whole one
@@ -353,7 +367,7 @@ mod tests {
                 (0..3usize, proptest::collection::vec(proptest::sample::select(&UNITS[..]), 1..4)),
                 1..40,
             ),
-            grammar in 0..4usize,
+            grammar in 0..6usize,
             opening in 0..3usize,
         ) {
             let grammars = [
@@ -361,6 +375,9 @@ mod tests {
                 "root ::= \"\\\"\" [ -!#-\\[\\]-\\U0010FFFF]* \"\\\"\"\n",
                 "root ::= \"\\\"\" [^\"\\\\\\x00-\\x1F\\u0900-\\u097F]* \"\\\"\"\n",
                 "root ::= \"\\\"\" ([^\"\\\\a] | \"a\" [^\"\\\\])* \"\\\"\" [a\\u00E9]*\n",
+                // Bounded repetitions: each character leads to the next count.
+                "root ::= \"\\\"\" [^\"\\\\\\x00-\\x1F]{2,6} \"\\\"\"\n",
+                "root ::= \"\\\"\" [ -!#-\\[\\]-\\U0010FFFF]{0,4} \"\\\"\" [a\\u00E9]{1,3}\n",
             ];
             let grammar = gbnfc_compiler::gbnf::parse(grammars[grammar]).unwrap();
             // A few shared heads, so that tokens share prefixes in the trie.

@@ -6,17 +6,22 @@
 //! hold after it: the next one, the second, and the rest (the ASCII ones, and whether any
 //! is outside ASCII). When the chart's set leads back to itself over every one of them,
 //! or every next one leads to one set that does so over the rest, or every next one to
-//! one set and every second one on to one set that does so over the rest, every token
-//! below is allowed without being read. Inside a JSON string or an object key that holds
-//! at almost every node of the first character, and a walk there reads a few thousand
-//! nodes instead of the whole vocabulary.
+//! one set and every second one on to one set that does so over the rest, or all of them
+//! lead on to one set per step for as many steps as the longest token below holds
+//! characters (a string of bounded length: each character leads to the next count),
+//! every token below is allowed without being read. Inside a JSON string or an object
+//! key that holds at almost every node of the first character, and a walk there reads a
+//! few thousand nodes instead of the whole vocabulary.
 //!
 //! Measured with `mask_report` (2,000 positions per vocabulary, gbnfc's masks; mean / p99
 //! in µs). Reading every node: SmolLM2 (49k) 320 / 1,783. Testing the whole subtree
 //! against ASCII loops only: SmolLM2 47–60 / 394–523, Gemma (262k, mostly outside
 //! ASCII) 4,086 / 20,560. With characters outside ASCII: Gemma 407 / 2,873. One step
 //! deep: 344; inside a character too: 160 / 1,506; two steps: SmolLM2 26–34 / 290–420,
-//! Gemma 92–131 / 750–1,160.
+//! Gemma 92–131 / 750–1,160. Bounded strings, on a slower day, side by side: Gemma
+//! 141–157 / 1,229–1,352 (worst 7.5–14 ms) before, 115–131 / 856–1,068 (worst 1.9–2.7
+//! ms) after; in `gbnfc run` on the order-query schema (Gemma, seeds 1–3, its 16–80
+//! character key) the masks of a run took 31–161 ms before, 14–32 ms after.
 
 use toktrie::SimpleVob;
 
@@ -41,6 +46,9 @@ pub(crate) struct TokenTrie {
     wide: Vec<u8>,
     /// Continuation bytes still due at each node, reading its path from a token's start.
     pending: Vec<u8>,
+    /// The most characters a token below each node holds after it (a character begun above
+    /// the node and ended below counts).
+    longest: Vec<u16>,
     /// Token ids in depth-first order of their nodes.
     tokens: Vec<u32>,
     /// The root's child for each first byte (0: none). A byte-level vocabulary gives the
@@ -156,6 +164,7 @@ impl TokenTrie {
             ascii: Vec::new(),
             wide: Vec::new(),
             pending: Vec::new(),
+            longest: Vec::new(),
             tokens: Vec::with_capacity(order.len()),
             roots: [0; 256],
         };
@@ -214,6 +223,7 @@ impl TokenTrie {
         self.ascii = vec![[0; 3]; n];
         self.wide = vec![0; n];
         self.pending = utf8.iter().map(|u| u.pending).collect();
+        self.longest = vec![0; n];
         for node in (1..n).rev() {
             let state = utf8[node];
             let [next, second, rest] = self.below(node);
@@ -243,6 +253,8 @@ impl TokenTrie {
                 [next, second, rest]
             };
             let up_node = parent[node] as usize;
+            let longest = self.longest[node].saturating_add(u16::from(state.pending == 0));
+            self.longest[up_node] = self.longest[up_node].max(longest);
             for (i, chars) in up.iter().enumerate() {
                 self.ascii[up_node][i] |= chars.ascii;
                 self.wide[up_node] |= u8::from(chars.wide) << i;
@@ -282,10 +294,13 @@ impl TokenTrie {
             let skip = after == node + 1 || {
                 let [next, second, rest] = self.below(node);
                 let pending = self.pending[node];
-                chart.loops_over(tables, pending, next.join(second).join(rest))
+                let all = next.join(second).join(rest);
+                chart.loops_over(tables, pending, all)
                     || (self.size[node] >= DEEPER_FROM
                         && (chart.loops_after(tables, pending, &[next], second.join(rest))
-                            || chart.loops_after(tables, pending, &[next, second], rest)))
+                            || chart.loops_after(tables, pending, &[next, second], rest)
+                            || self.longest[node] < u16::MAX
+                                && chart.leads_on(tables, pending, all, self.longest[node])))
             };
             if skip {
                 self.allow(mask, node, after);
