@@ -22,8 +22,14 @@ use llama_cpp_2::token::LlamaToken;
 use crate::mask::MaskVocab;
 use crate::{backend::backend, gguf, model_path, BridgeError};
 
-/// `true` when a GPU backend (`cuda`, `vulkan` or `metal`) is compiled in.
-pub const GPU_COMPILED: bool = cfg!(any(feature = "cuda", feature = "vulkan", feature = "metal"));
+/// `true` when a GPU backend (`cuda`, `vulkan` or `metal`) is compiled in, or llama.cpp is
+/// linked as shared libraries (`shared-llama`) that may carry one.
+pub const GPU_COMPILED: bool = cfg!(any(
+    feature = "cuda",
+    feature = "vulkan",
+    feature = "metal",
+    feature = "shared-llama"
+));
 
 /// The default context size, in tokens.
 pub const DEFAULT_CTX: u32 = 4096;

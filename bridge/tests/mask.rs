@@ -180,7 +180,9 @@ fn masks_equal_llama_cpp_on_corpus_grammars() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // Shrinking stops after a minute: each case masks the whole vocabulary on both engines, and
+    // an unbounded shrink of one failure ran past CI's 90-minute limit.
+    #![proptest_config(ProptestConfig { cases: 48, max_shrink_time: 60_000, ..ProptestConfig::default() })]
 
     #[test]
     fn masks_equal_llama_cpp_on_generated_grammars(grammar in well_formed_grammar(), seed in 0u64..1000) {

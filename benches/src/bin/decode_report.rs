@@ -113,8 +113,12 @@ fn main() {
 /// One row per example schema on `engine`'s model.
 fn report(engine: &Engine) {
     let model = engine.name();
-    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/examples");
-    let mut files: Vec<_> = std::fs::read_dir(examples)
+    // `GBNFC_EXAMPLES` names the folder where the binary runs apart from its checkout
+    // (`scripts/gpu-bench pack`).
+    let examples = std::env::var("GBNFC_EXAMPLES").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/examples").to_string()
+    });
+    let mut files: Vec<_> = std::fs::read_dir(&examples)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
