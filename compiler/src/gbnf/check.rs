@@ -290,7 +290,7 @@ impl<'g> Scan<'g> {
 /// the analyses that follow need not see it).
 fn reference_edges<'t>(
     defined: &Definitions<'_>,
-    settled: &[Option<settled::Facts>],
+    settled: &[Option<derives::Facts>],
     targets_of: impl Fn(usize) -> &'t [Option<usize>],
 ) -> Graph {
     let mut edges = Graph::with_capacity(settled.len(), settled.len() * 2);

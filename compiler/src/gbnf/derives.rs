@@ -14,7 +14,15 @@ use rustc_hash::FxHashMap;
 use super::ast::{Expr, Grammar};
 use super::charset::CharSet;
 use super::flat::{Flat, LowerError, MAX_SYMBOLS};
-use super::settled::Facts;
+
+/// What is known of one rule without looking at its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    /// It derives at least one finite text.
+    pub productive: bool,
+    /// It derives the empty text.
+    pub nullable: bool,
+}
 
 /// Passes over one strongly connected component before falling back to the flat form.
 pub const MAX_PASSES: usize = 8;

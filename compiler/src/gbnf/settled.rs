@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use rustc_hash::FxHashMap;
 
 use super::ast::{Grammar, Rule};
-use super::derives::{Definitions, Derives};
+use super::derives::{Definitions, Derives, Facts};
 
 /// The most bodies kept, per thread (bodies borrowed for the whole process are few, but
 /// a library user could leak any number).
@@ -25,15 +25,6 @@ const MAX_KEPT: usize = 4096;
 /// The most passes [`closed`] makes before giving up (and settling nothing): chains of
 /// shared bodies are short.
 const MAX_PASSES: usize = 16;
-
-/// What is known of one rule without looking at its body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Facts {
-    /// It derives at least one finite text.
-    pub productive: bool,
-    /// It derives the empty text.
-    pub nullable: bool,
-}
 
 /// A kept body's facts, and the bodies its references named, in order.
 struct Kept {

@@ -5,7 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::emit::{Emitter, TRUE};
+use super::emit::Emitter;
+use super::keywords::TRUE;
 use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::flat::{MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};

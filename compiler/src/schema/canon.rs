@@ -9,12 +9,14 @@
 //! integers; strings escaped as serde_json does.
 
 use std::cell::RefCell;
+use std::cmp::Ordering;
 
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::document::{Document, Location};
 use super::lookup::Lookup;
+use super::numeric;
 use crate::json_text::{encode_str, push_encoded_str};
 use crate::recognize::Recognizer;
 
@@ -36,20 +38,9 @@ pub fn canonical_text_of(value: &Value, map: &Map<String, Value>) -> String {
 }
 
 /// A number's canonical text: integral values as integers (zero as `0`, never `-0`),
-/// others as serde_json prints.
+/// others in the shortest layout ([`numeric::value::canonical_text`]), read exactly.
 pub fn number_text(n: &serde_json::Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        return n.to_string();
-    }
-    match n.as_f64() {
-        Some(0.0) => "0".to_string(),
-        // Below 2^53 an integral float is exactly an i64, whose text is cheaper to write.
-        Some(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
-            (f as i64).to_string()
-        }
-        Some(f) if f.is_finite() && f.fract() == 0.0 => format!("{f:.0}"),
-        _ => n.to_string(),
-    }
+    numeric::value::canonical_text(n, false)
 }
 
 fn property_order(map: &Map<String, Value>) -> Vec<String> {
@@ -120,8 +111,7 @@ fn write_object(
 
 fn write_scalar(value: &Value, out: &mut String, keep_floats: bool) {
     match value {
-        Value::Number(n) if keep_floats && n.is_f64() => out.push_str(&n.to_string()),
-        Value::Number(n) => out.push_str(&number_text(n)),
+        Value::Number(n) => out.push_str(&numeric::value::canonical_text(n, keep_floats)),
         Value::String(s) => {
             out.push('"');
             push_encoded_str(out, s);
@@ -479,52 +469,57 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
         Value::Array(_) => types.contains(&"array"),
         Value::String(_) => types.contains(&"string"),
         Value::Number(n) => {
-            let integral = n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
-            types.contains(&"number") || (integral && types.contains(&"integer"))
+            types.contains(&"number")
+                || (types.contains(&"integer") && numeric::value::is_integral(n) == Some(true))
         }
     };
     if !type_ok {
         return Fit::No;
     }
-    let num = |k: &str| map.kw(k).and_then(Value::as_f64);
+    let bound = |k: &str| match map.kw(k) {
+        Some(Value::Number(m)) => Some(m),
+        _ => None,
+    };
+    // A count keyword's value, exactly; a malformed one was refused by the compiler.
+    let count = |k: &str| bound(k).and_then(numeric::value::count);
     let mut unchecked = false;
     match value {
         Value::String(s) => {
-            let len = s.chars().count() as f64;
-            if num("minLength").is_some_and(|m| len < m)
-                || num("maxLength").is_some_and(|m| len > m)
+            let len = s.chars().count() as u64;
+            if count("minLength").is_some_and(|m| len < m)
+                || count("maxLength").is_some_and(|m| len > m)
             {
                 return Fit::No;
             }
             unchecked |= map.has("pattern") || map.has("format");
         }
         Value::Number(n) => {
-            let Some(v) = n.as_f64() else {
-                return Fit::Unchecked;
-            };
-            if num("minimum").is_some_and(|m| v < m)
-                || num("maximum").is_some_and(|m| v > m)
-                || num("exclusiveMinimum").is_some_and(|m| v <= m)
-                || num("exclusiveMaximum").is_some_and(|m| v >= m)
-            {
-                return Fit::No;
-            }
-            if let Some(k) = num("multipleOf") {
-                let q = v / k;
-                if q.abs() >= 9_007_199_254_740_992.0 {
-                    unchecked = true;
-                } else if q != q.round() {
-                    return Fit::No;
+            let against = |k: &str| bound(k).map(|m| numeric::value::compare(n, m));
+            let outside = [
+                ("minimum", Ordering::is_lt as fn(Ordering) -> bool),
+                ("maximum", Ordering::is_gt),
+                ("exclusiveMinimum", Ordering::is_le),
+                ("exclusiveMaximum", Ordering::is_ge),
+            ];
+            for (key, out_of_range) in outside {
+                match against(key) {
+                    Some(Some(order)) if out_of_range(order) => return Fit::No,
+                    Some(None) => unchecked = true,
+                    _ => {}
                 }
             }
-            // Beyond 2^53, f64 comparisons above may be off by one.
-            if v.abs() >= 9_007_199_254_740_992.0 {
-                unchecked = true;
+            if let Some(step) = bound("multipleOf") {
+                match numeric::value::is_multiple(n, step) {
+                    Some(false) => return Fit::No,
+                    Some(true) => {}
+                    None => unchecked = true,
+                }
             }
         }
         Value::Array(items) => {
-            let len = items.len() as f64;
-            if num("minItems").is_some_and(|m| len < m) || num("maxItems").is_some_and(|m| len > m)
+            let len = items.len() as u64;
+            if count("minItems").is_some_and(|m| len < m)
+                || count("maxItems").is_some_and(|m| len > m)
             {
                 return Fit::No;
             }
@@ -533,9 +528,9 @@ pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
                 .any(|k| map.contains_key(*k));
         }
         Value::Object(members) => {
-            let count = members.len() as f64;
-            if num("minProperties").is_some_and(|m| count < m)
-                || num("maxProperties").is_some_and(|m| count > m)
+            let members_count = members.len() as u64;
+            if count("minProperties").is_some_and(|m| members_count < m)
+                || count("maxProperties").is_some_and(|m| members_count > m)
             {
                 return Fit::No;
             }

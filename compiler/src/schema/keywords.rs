@@ -1,5 +1,8 @@
 //! The JSON Schema vocabulary as gbnfc sees it: which words constrain values, which are
-//! annotations, and the seven type names.
+//! annotations, the seven type names, and which keywords evaluate what `unevaluated*`
+//! applies to.
+
+use serde_json::Value;
 
 /// Keywords that only annotate: they constrain nothing.
 pub const ANNOTATIONS: &[&str] = &[
@@ -232,3 +235,38 @@ mod tests {
         }
     }
 }
+
+/// The schema `true`, for places that hold no schema.
+pub static TRUE: Value = Value::Bool(true);
+
+/// The keywords that apply to what the rest of the schema leaves unevaluated.
+pub const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
+
+/// For each of [`UNEVALUATED`], the keywords that evaluate what it applies to.
+pub const EVALUATING: [&[&str]; 2] = [
+    &[
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "dependentSchemas",
+        "unevaluatedProperties",
+    ],
+    &[
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "unevaluatedItems",
+    ],
+];
+
+/// Keywords whose subschemas' evaluations count as the schema's own.
+pub const APPLICATORS: [&str; 7] = [
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+    "$dynamicRef",
+    "if",
+    "dependencies",
+];

@@ -7,9 +7,10 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::emit::{TRUE, UNEVALUATED};
 use super::keywords::is_assertion;
+use super::keywords::{TRUE, UNEVALUATED};
 use super::lookup::Lookup;
+use super::numeric;
 
 /// The result of a merge: the merged schema, and the keywords it could not intersect.
 pub struct Merged<'k> {
@@ -156,13 +157,13 @@ pub fn merge_owned(whole: Map<String, Value>, b: &Map<String, Value>) -> Merged<
             "type" => Some(merge_types(va, vb)),
             "enum" | "const" => None, // handled below, together
             "minimum" | "minLength" | "minItems" | "minProperties" | "minContains" => {
-                Some(pick_number(va, vb, true))
+                pick_number(va, vb, true)
             }
             "maximum" | "maxLength" | "maxItems" | "maxProperties" | "maxContains" => {
-                Some(pick_number(va, vb, false))
+                pick_number(va, vb, false)
             }
             "exclusiveMinimum" | "exclusiveMaximum" if va.is_number() && vb.is_number() => {
-                Some(pick_number(va, vb, key == "exclusiveMinimum"))
+                pick_number(va, vb, key == "exclusiveMinimum")
             }
             "required" => Some(union_strings(va, vb)),
             "properties" | "patternProperties" | "dependentSchemas" => merge_keyed(va, vb, all_of),
@@ -395,15 +396,14 @@ fn merge_types(a: &Value, b: &Value) -> Value {
     Value::Array(out.into_iter().map(Value::String).collect())
 }
 
-fn pick_number(a: &Value, b: &Value, larger: bool) -> Value {
-    let (Some(x), Some(y)) = (a.as_f64(), b.as_f64()) else {
-        return a.clone();
+/// The tighter of two bounds (the larger or the smaller), compared exactly; `None` when
+/// either is a number too large to compare (the merge then reports a conflict).
+fn pick_number(a: &Value, b: &Value, larger: bool) -> Option<Value> {
+    let (Value::Number(x), Value::Number(y)) = (a, b) else {
+        return Some(a.clone());
     };
-    if (x >= y) == larger {
-        a.clone()
-    } else {
-        b.clone()
-    }
+    let order = numeric::value::compare(x, y)?;
+    Some(if order.is_ge() == larger { a } else { b }.clone())
 }
 
 fn union_strings(a: &Value, b: &Value) -> Value {
@@ -488,10 +488,7 @@ fn merge_enums(a: &impl Lookup, b: &impl Lookup) -> Option<Vec<Value>> {
 /// JSON Schema equality: numbers compare by value (`1` equals `1.0`).
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(p), Some(q)) => p == q && (x.is_f64() || y.is_f64() || x == y),
-            _ => x == y,
-        },
+        (Value::Number(x), Value::Number(y)) => numeric::value::equal(x, y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
         }

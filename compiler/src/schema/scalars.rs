@@ -1,5 +1,7 @@
 //! Strings and numbers: lengths, `pattern`, `format`, bounds and `multipleOf`.
 
+use std::cmp::Ordering;
+
 use serde_json::{Map, Number, Value};
 
 use super::arrays::bounded_repeat;
@@ -177,8 +179,8 @@ pub fn number(
     };
     let step = match map.kw("multipleOf") {
         None => None,
-        Some(Value::Number(m)) if m.as_f64().is_some_and(|v| v > 0.0) => {
-            let integral_step = m.as_f64().is_some_and(|v| v.fract() == 0.0);
+        Some(Value::Number(m)) if numeric::value::sign(m) == Some(Ordering::Greater) => {
+            let integral_step = numeric::value::is_integral(m) == Some(true);
             if integer || integral_step {
                 match numeric::integer_step(m) {
                     Ok(k) => Some(k),

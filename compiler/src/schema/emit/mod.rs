@@ -1,0 +1,614 @@
+//! Lowering schemas to GBNF rules.
+//!
+//! The [`Emitter`] walks a schema: it inlines `$ref` siblings and `allOf` by merging,
+//! turns `anyOf`/`oneOf` into alternatives, `enum`/`const` into literal canonical texts,
+//! and dispatches each allowed `type` to [`super::objects`], [`super::arrays`] or
+//! [`super::scalars`]. Every `$ref` target becomes one named rule (so recursion works);
+//! shared building blocks (`value`, `string`, `number`, …) are emitted once under stable
+//! names. Names are derived from JSON pointers and made unique, so output is
+//! deterministic.
+
+use std::borrow::Cow;
+
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+
+use serde_json::{Map, Value};
+
+use super::blocks;
+use super::document::{at, Document, Location};
+use super::keywords::{self, Kind, TRUE};
+use super::lookup::Lookup;
+use super::merge::{self};
+use super::numeric;
+use super::provenance::{self, MergeSite};
+use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
+use crate::gbnf::ast::CompactString;
+use crate::gbnf::{self, Expr, Grammar, Rule};
+
+mod dispatch;
+mod names;
+
+/// The deepest nesting of schemas compiled.
+pub const MAX_DEPTH: usize = 256;
+
+// `Emitter::shared` has one bit per shared block.
+const _: () = assert!(blocks::SHARED.len() <= 32);
+
+/// Turns a [`Document`] into a [`Compiled`] grammar.
+pub struct Emitter<'d, 'r, 'o> {
+    doc: &'d Document<'r>,
+    /// The compilation settings.
+    pub options: &'o Options<'o>,
+    rules: Vec<Rule>,
+    /// Rule names taken, besides `root` and the shared building blocks ([`blocks::SHARED`]).
+    names: FxHashSet<CompactString>,
+    /// For each name base met taken, the suffix `{base}-{n}` to try next: every smaller
+    /// one was taken (names are never given back), so a base used many times is not
+    /// probed from `-2` each time.
+    next_suffix: FxHashMap<CompactString, u32>,
+    ref_rules: FxHashMap<Location, CompactString>,
+    /// The shared building blocks emitted so far: bit `i` for `blocks::SHARED[i]`.
+    shared: u32,
+    diagnostics: Vec<SchemaDiagnostic>,
+    explained: FxHashSet<(String, String)>,
+    explain: Vec<SchemaDiagnostic>,
+    /// Where each pointer's entry sits in `explain`.
+    explain_index: FxHashMap<String, usize>,
+    /// Hashes of the diagnostics recorded: (pointer, keyword, message).
+    noted: FxHashSet<u64>,
+    /// The "did you mean" hint for each unknown keyword met (a schema often repeats one).
+    hints: FxHashMap<String, String>,
+    /// The rule made for each `pattern` compiled, so a repeated pattern shares it.
+    pattern_rules: FxHashMap<String, Expr>,
+    inlining: Vec<Location>,
+    /// The merged schema objects being compiled, outermost first: diagnostics inside
+    /// them are led back to where their keywords were written.
+    merges: Vec<MergeSite>,
+    depth: usize,
+}
+
+impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
+    /// An emitter for `doc`.
+    pub fn new(doc: &'d Document<'r>, options: &'o Options<'o>) -> Self {
+        Emitter {
+            doc,
+            options,
+            rules: Vec::new(),
+            names: FxHashSet::default(),
+            next_suffix: FxHashMap::default(),
+            ref_rules: FxHashMap::default(),
+            shared: 0,
+            diagnostics: Vec::new(),
+            explained: FxHashSet::default(),
+            explain: Vec::new(),
+            explain_index: FxHashMap::default(),
+            noted: FxHashSet::default(),
+            hints: FxHashMap::default(),
+            pattern_rules: FxHashMap::default(),
+            inlining: Vec::new(),
+            merges: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Compiles the document's root schema.
+    ///
+    /// # Errors
+    /// See [`CompileError`].
+    pub fn compile(mut self) -> Result<Compiled, CompileError> {
+        let root = self.doc.root();
+        let source = self.doc.source(&root);
+        let value = source
+            .as_deref()
+            .and_then(|s| at(s, &root))
+            .unwrap_or(&TRUE);
+        let body = self.schema(value, &root)?;
+        let mut grammar = Grammar {
+            rules: Vec::with_capacity(1 + self.rules.len()),
+        };
+        grammar.rules.push(Rule {
+            name: "root".into(),
+            body: Cow::Owned(body),
+            pos: gbnf::Pos::default(),
+        });
+        grammar.rules.append(&mut self.rules);
+        let mut findings = gbnf::check(&grammar);
+        if findings
+            .iter()
+            .any(|d| d.code == "empty-language" || d.code == "undefined-rule")
+        {
+            // A `$ref` with no base case, or one whose target turned out unsatisfiable
+            // (its rule is never made), behind an optional part or an alternative: the
+            // schema is fine without that part, and so is the grammar.
+            if let Ok(gbnf::prune::Pruned::EmptyLanguage) = gbnf::prune::prune(&mut grammar) {
+                return Err(CompileError::Unsatisfiable {
+                    pointer: String::new(),
+                    message: "every value needs a `$ref` cycle with no base case, or a part that accepts nothing".to_string(),
+                });
+            }
+            findings = gbnf::check(&grammar);
+        }
+        // Only when something is wrong is the printed text checked again, for positions.
+        let mut printed = String::new();
+        if findings.iter().any(|d| d.is_error()) {
+            printed = grammar.to_string();
+            if let Ok(reparsed) = gbnf::parse(&printed) {
+                findings = gbnf::check(&reparsed);
+            }
+        }
+        if let Some(empty) = findings.iter().find(|d| d.code == "empty-language") {
+            return Err(CompileError::Unsatisfiable {
+                pointer: String::new(),
+                message: format!(
+                    "a `$ref` cycle with no base case, or a required part that accepts nothing ({})",
+                    empty.message
+                ),
+            });
+        }
+        if let Some(error) = findings.iter().find(|d| d.is_error()) {
+            let rule = error
+                .pos
+                .and_then(|p| p.line.checked_sub(1))
+                .and_then(|line| printed.lines().nth(line as usize).map(str::to_string))
+                .unwrap_or_default();
+            let rule: String = rule.chars().take(160).collect();
+            return Err(CompileError::TooLarge {
+                pointer: String::new(),
+                message: format!(
+                    "the grammar would break llama.cpp's limits: {} (in `{rule}`)",
+                    error.message
+                ),
+            });
+        }
+        let explain = if self.options.explain {
+            self.explain
+        } else {
+            Vec::new()
+        };
+        Ok(Compiled {
+            grammar,
+            diagnostics: self.diagnostics,
+            explain,
+        })
+    }
+
+    // ---- diagnostics ---------------------------------------------------------------
+
+    /// Records that `keyword` at `at` is enforced by validation only; an error under
+    /// `strict`.
+    pub fn validation_only(
+        &mut self,
+        at: &Location,
+        keyword: &str,
+        message: impl Into<String>,
+    ) -> Result<(), CompileError> {
+        let pointer = self.place(at.child(keyword));
+        let message = message.into();
+        if self.options.strict {
+            return Err(CompileError::Strict {
+                pointer,
+                keyword: keyword.to_string(),
+                message,
+            });
+        }
+        self.note(pointer, keyword, KeywordStatus::ValidationOnly, message);
+        Ok(())
+    }
+
+    /// Records that the grammar accepts a subset of what `keyword` allows (sound, not
+    /// complete), with the reason.
+    pub fn restricted(&mut self, at: &Location, keyword: &str, message: impl Into<String>) {
+        let pointer = self.place(at.child(keyword));
+        self.note(pointer, keyword, KeywordStatus::Restricted, message.into());
+    }
+
+    /// How a diagnostic names `at`: the pointer (and document) where the user wrote it,
+    /// also inside a schema made by merging ([`provenance`]).
+    fn place(&self, at: Location) -> String {
+        let written = if self.merges.is_empty() {
+            at
+        } else {
+            provenance::original(&self.merges, at)
+        };
+        written.into_description(self.doc)
+    }
+
+    fn note(&mut self, pointer: String, keyword: &str, status: KeywordStatus, message: String) {
+        let diagnostic = SchemaDiagnostic {
+            pointer,
+            keyword: keyword.to_string(),
+            status,
+            message,
+        };
+        let new = self.first_noting(&diagnostic);
+        if !self.options.explain {
+            // The explanation is the diagnostics themselves (see `compile`).
+            if new {
+                self.diagnostics.push(diagnostic);
+            }
+            return;
+        }
+        if new {
+            self.diagnostics.push(diagnostic.clone());
+        }
+        match self.explain_index.get(&diagnostic.pointer) {
+            Some(&i) => self.explain[i] = diagnostic,
+            None => {
+                self.explain_index
+                    .insert(diagnostic.pointer.clone(), self.explain.len());
+                self.explain.push(diagnostic);
+            }
+        }
+    }
+
+    /// Is `diagnostic` (pointer, keyword, message) not recorded yet? Remembers it. Only a
+    /// hash is kept: a repeated hash is confirmed against the diagnostics recorded.
+    fn first_noting(&mut self, diagnostic: &SchemaDiagnostic) -> bool {
+        let hash = FxBuildHasher.hash_one((
+            &diagnostic.pointer,
+            &diagnostic.keyword,
+            &diagnostic.message,
+        ));
+        if self.noted.insert(hash) {
+            return true;
+        }
+        !self.diagnostics.iter().any(|d| {
+            d.pointer == diagnostic.pointer
+                && d.keyword == diagnostic.keyword
+                && d.message == diagnostic.message
+        })
+    }
+
+    fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
+        for key in map.keys() {
+            let status = match keywords::kind(key) {
+                Some(Kind::Annotation) => KeywordStatus::Annotation,
+                Some(Kind::Assertion) => KeywordStatus::Enforced,
+                None => KeywordStatus::Unknown,
+            };
+            // Without --explain only unknown keywords are recorded: no pointer for the rest.
+            if status != KeywordStatus::Unknown && !self.options.explain {
+                continue;
+            }
+            let pointer = self.place(at.child(key));
+            if !self.explained.insert((pointer.clone(), key.clone())) {
+                continue;
+            }
+            if status == KeywordStatus::Unknown {
+                let hint = self
+                    .hints
+                    .entry(key.clone())
+                    .or_insert_with(|| {
+                        keywords::suggest(key, keywords::ASSERTIONS)
+                            .map(|s| format!("did you mean `{s}`?"))
+                            .unwrap_or_default()
+                    })
+                    .clone();
+                self.note(pointer, key, status, hint);
+            } else if !self.explain_index.contains_key(&pointer) {
+                self.explain_index
+                    .insert(pointer.clone(), self.explain.len());
+                self.explain.push(SchemaDiagnostic {
+                    pointer,
+                    keyword: key.clone(),
+                    status,
+                    message: String::new(),
+                });
+            }
+        }
+    }
+
+    /// `strict: true` in an OpenAI `response_format`: objects are closed.
+    pub fn closed_by_response_format(&self) -> bool {
+        self.doc.openai_strict
+    }
+
+    /// A non-negative integer keyword (`minLength`, `maxItems`, …): `2.0` counts as 2.
+    ///
+    /// # Errors
+    /// [`CompileError::Invalid`] for negative or fractional values.
+    pub fn count(
+        &self,
+        map: &Map<String, Value>,
+        key: &str,
+        at: &Location,
+    ) -> Result<Option<u64>, CompileError> {
+        match map.kw(key) {
+            None => Ok(None),
+            // Exactly, and saturated: no string, array or object has 2^64 members.
+            Some(Value::Number(n)) => match numeric::value::count(n) {
+                Some(v) => Ok(Some(v)),
+                None => Err(self.invalid(
+                    &at.child(key),
+                    format!("`{key}` must be a non-negative integer"),
+                )),
+            },
+            Some(_) => Err(self.invalid(
+                &at.child(key),
+                format!("`{key}` must be a non-negative integer"),
+            )),
+        }
+    }
+
+    /// An error for an input that is not a valid schema.
+    pub fn invalid(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::Invalid {
+            pointer: self.place(at.clone()),
+            message: message.into(),
+        }
+    }
+
+    /// An error for a schema whose grammar would break llama.cpp's limits.
+    pub fn too_large(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::TooLarge {
+            pointer: self.place(at.clone()),
+            message: message.into(),
+        }
+    }
+
+    /// An error for a schema that accepts nothing.
+    pub fn unsatisfiable(&self, at: &Location, message: impl Into<String>) -> CompileError {
+        CompileError::Unsatisfiable {
+            pointer: self.place(at.clone()),
+            message: message.into(),
+        }
+    }
+}
+
+/// Does `map` hold a conditional (`if` with `then` or `else`)? The grammar leaves it to
+/// validation.
+pub fn is_conditional(map: &Map<String, Value>) -> bool {
+    map.has("if") && (map.has("then") || map.has("else"))
+}
+
+/// `map` without `key`, to be merged with other schemas and compiled again at the same
+/// place. `$defs` and `definitions` are left out too: they constrain nothing, references
+/// reach them through the document, and they were explained where they were written.
+fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
+    map.iter()
+        .filter(|(k, _)| *k != key && !DEFINITION_CONTAINERS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The keywords that hold schemas only for references to reach.
+const DEFINITION_CONTAINERS: [&str; 2] = ["$defs", "definitions"];
+
+/// Keywords whose values are instances, not schemas: a `$ref` inside is data.
+const INSTANCE_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
+
+/// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
+fn holds_refs(key: &str, value: &Value, depth: usize, fragments_stay: bool) -> bool {
+    if depth > super::document::MAX_DEPTH || INSTANCE_KEYWORDS.contains(&key) {
+        return false;
+    }
+    match value {
+        Value::Object(map) => {
+            map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay))
+                || map
+                    .iter()
+                    .any(|(key, child)| holds_refs(key, child, depth + 1, fragments_stay))
+        }
+        Value::Array(items) => items
+            .iter()
+            .any(|item| holds_refs("", item, depth + 1, fragments_stay)),
+        _ => false,
+    }
+}
+
+/// Whether [`absolutize_refs`] would rewrite the `$ref` value `reference`: a string, and
+/// not a `#…` fragment when those mean the same everywhere (`fragments_stay`).
+fn rewritten(reference: &Value, fragments_stay: bool) -> bool {
+    reference
+        .as_str()
+        .is_some_and(|r| !(fragments_stay && r.starts_with('#')))
+}
+
+fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {
+    fn walk(value: &mut Value, base_location: &Location, doc: &Document<'_>, depth: usize) {
+        if depth > super::document::MAX_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(reference)) = map.get_mut("$ref") {
+                    if let Ok(target) = doc.resolve(base_location, reference) {
+                        *reference = doc.absolute_uri(&target);
+                    }
+                }
+                for (key, child) in map.iter_mut() {
+                    if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
+                        walk(child, base_location, doc, depth + 1);
+                    }
+                }
+            }
+            Value::Array(items) => items
+                .iter_mut()
+                .for_each(|i| walk(i, base_location, doc, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(std::mem::take(map));
+    walk(&mut value, at, doc, 0);
+    if let Value::Object(m) = value {
+        *map = m;
+    }
+}
+
+/// Are the branches provably disjoint? Different types, disjoint `const`/`enum` values,
+/// or (where one branch admits objects only) a property both require with disjoint
+/// `const`/`enum` values.
+fn pairwise_disjoint(branches: &[Cow<'_, Map<String, Value>>]) -> bool {
+    for (i, a) in branches.iter().enumerate() {
+        for b in &branches[i + 1..] {
+            if !disjoint(a, b) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    fn types(m: &Map<String, Value>) -> Option<Vec<&str>> {
+        let mut set: Vec<&str> = match m.kw("type")? {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => return None,
+        };
+        if set.contains(&"number") {
+            set.push("integer");
+        }
+        Some(set)
+    }
+    fn literal_values(m: &Map<String, Value>) -> Option<&[Value]> {
+        if let Some(c) = m.kw("const") {
+            return Some(std::slice::from_ref(c));
+        }
+        m.kw("enum").and_then(Value::as_array).map(Vec::as_slice)
+    }
+    if let (Some(ta), Some(tb)) = (types(a), types(b)) {
+        if ta.iter().all(|t| !tb.contains(t)) {
+            return true;
+        }
+    }
+    let values_disjoint = |va: &[Value], vb: &[Value]| {
+        va.iter()
+            .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
+    };
+    if let (Some(va), Some(vb)) = (literal_values(a), literal_values(b)) {
+        if values_disjoint(va, vb) {
+            return true;
+        }
+    }
+    let required = |m: &Map<String, Value>, k: &str| {
+        m.kw("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(k)))
+    };
+    // A required property with disjoint values tells objects apart; values of other types
+    // ignore `properties`, so one branch at least must admit objects only.
+    let only_objects =
+        |m: &Map<String, Value>| types(m).is_some_and(|t| t.iter().all(|t| *t == "object"));
+    if !(only_objects(a) || only_objects(b)) {
+        return false;
+    }
+    if let (Some(pa), Some(pb)) = (
+        a.kw("properties").and_then(Value::as_object),
+        b.kw("properties").and_then(Value::as_object),
+    ) {
+        for (key, sa) in pa {
+            let Some(sb) = pb.get(key) else { continue };
+            if !(required(a, key) && required(b, key)) {
+                continue;
+            }
+            if let (Value::Object(ma), Value::Object(mb)) = (sa, sb) {
+                if let (Some(va), Some(vb)) = (literal_values(ma), literal_values(mb)) {
+                    if values_disjoint(va, vb) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+
+    use crate::recognize::Recognizer;
+    use crate::schema::{compile, Options};
+
+    /// Found by the `schema_compile` fuzz target: without `"type": "object"`, `null` is
+    /// valid under both branches, so a property discriminator proves nothing.
+    #[test]
+    fn one_of_told_apart_by_a_property_only_when_a_branch_admits_objects_only() {
+        let branch =
+            |tag: &str| json!({"properties": {"kind": {"const": tag}}, "required": ["kind"]});
+        let loose = json!({"oneOf": [branch("a"), branch("b")]});
+        let compiled = compile(&loose, &Options::default()).unwrap();
+        assert!(compiled.needs_validation());
+        let mut typed = branch("a");
+        typed["type"] = json!("object");
+        let strict = json!({"oneOf": [typed, branch("b")]});
+        let compiled = compile(&strict, &Options::default()).unwrap();
+        assert!(!compiled.needs_validation());
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"kind":"a"}"#).accepted);
+        assert!(r.recognize("null").accepted);
+    }
+
+    /// A `#…` reference kept as written (not made absolute) must still mean the place
+    /// it meant where it was written. Here the target of the root's `$ref` is its own
+    /// resource (`$id`); merged with the root's `minLength`, its `#/$defs/s` must still
+    /// name `sub.json`'s `$defs`, which the root does not have.
+    #[test]
+    fn fragment_references_merged_into_another_resource_keep_their_target() {
+        let schema = json!({
+            "$id": "http://example.com/root.json",
+            "$ref": "sub.json",
+            "minLength": 2,
+            "$defs": {
+                "sub": {
+                    "$id": "sub.json",
+                    "allOf": [{"$ref": "#/$defs/s"}],
+                    "$defs": {"s": {"type": "string", "maxLength": 3}}
+                }
+            }
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#""ab""#).accepted);
+        for refused in [r#""a""#, r#""abcd""#, "12", "{}"] {
+            assert!(!r.recognize(refused).accepted, "{refused}");
+        }
+    }
+
+    /// Draft-07 and older ignore the keywords beside a `$ref`; 2019-09 and later apply
+    /// them with it (here `type: string` and an object target leave nothing).
+    #[test]
+    fn keywords_beside_a_ref_apply_from_2019_09_on() {
+        let schema = |declared: Option<&str>| {
+            let mut schema = json!({
+                "type": "object",
+                "properties": {"a": {"type": "string", "$ref": "#/definitions/obj"}},
+                "required": ["a"],
+                "definitions": {"obj": {"type": "object"}}
+            });
+            if let Some(declared) = declared {
+                schema["$schema"] = json!(declared);
+            }
+            schema
+        };
+        let draft7 = schema(Some("http://json-schema.org/draft-07/schema#"));
+        let compiled = compile(&draft7, &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"a":{}}"#).accepted);
+        assert!(!r.recognize(r#"{"a":"s"}"#).accepted);
+        assert!(compile(&schema(None), &Options::default()).is_err());
+        let later = schema(Some("https://json-schema.org/draft/2019-09/schema"));
+        assert!(compile(&later, &Options::default()).is_err());
+    }
+
+    /// `-0` reads as the float -0.0, no integer under draft-04: integers never spell it,
+    /// and zero's canonical text is `0`.
+    #[test]
+    fn integers_never_spell_minus_zero() {
+        let compiled = compile(&json!({"type": "integer"}), &Options::default()).unwrap();
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        for (text, accepted) in [("0", true), ("-1", true), ("10", true), ("-0", false)] {
+            assert_eq!(r.recognize(text).accepted, accepted, "{text}");
+        }
+        let number = compile(&json!({"type": "number"}), &Options::default()).unwrap();
+        let r = Recognizer::new(&number.grammar).unwrap();
+        assert!(r.recognize("-0").accepted && r.recognize("-0.5").accepted);
+        let minus_zero: serde_json::Value = serde_json::from_str("-0.0").unwrap();
+        let n = minus_zero.as_number().unwrap();
+        assert_eq!(crate::schema::canon::number_text(n), "0");
+    }
+}
