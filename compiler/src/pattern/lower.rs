@@ -22,18 +22,18 @@ pub(super) fn any_star() -> Expr {
     Expr::repeat(Expr::rule(ANY_CHAR_RULE), 0, None)
 }
 
-/// The rule the expressions of [`pattern_expr`] refer to for any one character in its
+/// The rule the expressions of [`pattern_expr`](super::pattern_expr) refer to for any one character in its
 /// canonical spelling ([`any_canonical_char`]): the compiler's shared `cchar` block.
 pub const ANY_CHAR_RULE: &str = "cchar";
 
-/// Does `expr` (from [`pattern_expr`]) refer to [`ANY_CHAR_RULE`]?
+/// Does `expr` (from [`pattern_expr`](super::pattern_expr)) refer to [`ANY_CHAR_RULE`]?
 pub fn refers_to_any_char(expr: &Expr) -> bool {
     let mut found = false;
     expr.walk(|e| found |= matches!(e, Expr::Ref { name, .. } if name == ANY_CHAR_RULE));
     found
 }
 
-/// A grammar whose `root` is `expr` (from [`pattern_expr`]), with [`ANY_CHAR_RULE`]
+/// A grammar whose `root` is `expr` (from [`pattern_expr`](super::pattern_expr)), with [`ANY_CHAR_RULE`]
 /// defined when `expr` refers to it.
 pub fn pattern_grammar(expr: Expr) -> Grammar {
     let any = refers_to_any_char(&expr);

@@ -40,7 +40,7 @@
 //!    unless they make a branch impossible (`a^b`). An unanchored end gets `cchar*`, a
 //!    reference to the shared rule [`ANY_CHAR_RULE`] (any one character, canonically;
 //!    [`pattern_grammar`] defines it for a standalone grammar). Characters become
-//!    [`chars_expr`] / canonical literals.
+//!    [`chars_expr`](crate::json_text::chars_expr) / canonical literals.
 //!    Counted repetitions keep their counts, split into chunks so that llama.cpp's limits
 //!    (each bound ≤ 2000, generated rules × count ≤ 2000) hold; a repetition of something
 //!    that can match the empty text repeats its non-empty part instead, so no unbounded

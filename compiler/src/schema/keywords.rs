@@ -194,6 +194,41 @@ fn edit_distance_within(
     previous.last().copied().filter(|&d| d <= most)
 }
 
+/// The schema `true`, for places that hold no schema.
+pub static TRUE: Value = Value::Bool(true);
+
+/// The keywords that apply to what the rest of the schema leaves unevaluated.
+pub const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
+
+/// For each of [`UNEVALUATED`], the keywords that evaluate what it applies to.
+pub const EVALUATING: [&[&str]; 2] = [
+    &[
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "dependentSchemas",
+        "unevaluatedProperties",
+    ],
+    &[
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "unevaluatedItems",
+    ],
+];
+
+/// Keywords whose subschemas' evaluations count as the schema's own.
+pub const APPLICATORS: [&str; 7] = [
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "$ref",
+    "$dynamicRef",
+    "if",
+    "dependencies",
+];
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -235,38 +270,3 @@ mod tests {
         }
     }
 }
-
-/// The schema `true`, for places that hold no schema.
-pub static TRUE: Value = Value::Bool(true);
-
-/// The keywords that apply to what the rest of the schema leaves unevaluated.
-pub const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
-
-/// For each of [`UNEVALUATED`], the keywords that evaluate what it applies to.
-pub const EVALUATING: [&[&str]; 2] = [
-    &[
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "dependentSchemas",
-        "unevaluatedProperties",
-    ],
-    &[
-        "prefixItems",
-        "items",
-        "additionalItems",
-        "contains",
-        "unevaluatedItems",
-    ],
-];
-
-/// Keywords whose subschemas' evaluations count as the schema's own.
-pub const APPLICATORS: [&str; 7] = [
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "$ref",
-    "$dynamicRef",
-    "if",
-    "dependencies",
-];

@@ -255,7 +255,7 @@ pub struct Limit<'a> {
 /// # Errors
 /// [`NumericError::Empty`] when no value is in range; [`NumericError::InvalidBound`] for
 /// a bound that is not a decimal number; [`NumericError::TooComplex`] for a bound with
-/// more than [`MAX_DIGITS`] digits written out (for example `1e-20000`).
+/// more than [`MAX_DIGITS`](super::MAX_DIGITS) digits written out (for example `1e-20000`).
 ///
 /// ```
 /// use gbnfc_compiler::gbnf::Grammar;

@@ -11,12 +11,12 @@ use serde_json::Number;
 /// fraction, no exponent) with `min <= n <= max`.
 ///
 /// Bounds are decimal integer strings (`-?[0-9]+`, leading zeros allowed) of any size up
-/// to [`MAX_DIGITS`] digits; `None` leaves that side unbounded. The expression's size
+/// to [`MAX_DIGITS`](super::MAX_DIGITS) digits; `None` leaves that side unbounded. The expression's size
 /// grows as `O(d log d)` in the number of digits `d` of the bounds.
 ///
 /// # Errors
 /// [`NumericError::Empty`] when `min > max`; [`NumericError::InvalidBound`] for a string
-/// that is not an integer; [`NumericError::TooComplex`] above [`MAX_DIGITS`] digits.
+/// that is not an integer; [`NumericError::TooComplex`] above [`MAX_DIGITS`](super::MAX_DIGITS) digits.
 ///
 /// ```
 /// use gbnfc_compiler::gbnf::Grammar;

@@ -59,7 +59,7 @@ pub struct RuleSet {
     pub rules: Vec<(String, Expr)>,
 }
 
-/// Canonical integer texts (as [`integer_range`]) divisible by `k`, as a right-linear
+/// Canonical integer texts (as [`integer_range`](super::integer_range)) divisible by `k`, as a right-linear
 /// grammar: one rule per remainder class that matters (the minimized automaton), named
 /// `{prefix}-{n}`. `prefix` must be non-empty and use only `[a-zA-Z0-9-]`; pick one no
 /// other rule name starts with.
@@ -87,13 +87,13 @@ pub fn integer_multiple_of(k: u64, prefix: &str) -> Result<RuleSet> {
 }
 
 /// Canonical integer texts divisible by `k` with `min <= n <= max` (bounds as in
-/// [`integer_range`]), built as the product of the range automaton and the remainder
+/// [`integer_range`](super::integer_range)), built as the product of the range automaton and the remainder
 /// automaton, minimized, one rule per state (see [`integer_multiple_of`] for naming).
 /// Small products only: bounds of `d` digits give about `3·d·k` states before
 /// minimization.
 ///
 /// # Errors
-/// As [`integer_multiple_of`] and [`integer_range`], plus [`NumericError::TooComplex`]
+/// As [`integer_multiple_of`] and [`integer_range`](super::integer_range), plus [`NumericError::TooComplex`]
 /// when the automaton needs more than [`MAX_RULES`] rules (enforce the constraint by
 /// validation then), and [`NumericError::Empty`] when no multiple is in range.
 pub fn integer_multiple_of_in_range(
