@@ -1,8 +1,9 @@
 //! Helpers shared by the fuzz targets.
 
 /// `true` when every number in the JSON text (outside strings) is an integer of at most 15
-/// digits: serde_json reads other numbers as f64, and a rounded number can cross a bound
-/// the exact one respects, so samples holding them are not validated.
+/// digits: the `jsonschema` oracle compares other numbers through f64 (serde_json keeps
+/// their text, but jsonschema's own exact mode is not available), and a rounded number can
+/// cross a bound the exact one respects, so samples holding them are not validated.
 pub fn numbers_are_exact(text: &str) -> bool {
     let mut in_string = false;
     let mut escaped = false;
