@@ -5,7 +5,7 @@
 //! is [`BridgeError::Truncated`] if each of them ran out of tokens, else
 //! [`BridgeError::Invalid`] with every attempt's problems.
 
-use gbnfc_compiler::gbnf::Grammar;
+use gbnfc_compiler::gbnf::CheckedGrammar;
 
 use crate::chat::{self, Message};
 use crate::generate::{Finish, GenerateOptions, Generation, Generator, Stats};
@@ -43,7 +43,7 @@ pub fn cut_off(tokens: usize) -> String {
 pub fn with_retries<T>(
     generator: &(impl Generator + ?Sized),
     mut conversation: Vec<Message>,
-    grammar: Option<&Grammar>,
+    grammar: Option<&CheckedGrammar>,
     options: &GenerateOptions,
     retries: usize,
     mut judge: impl FnMut(&Generation, &Attempt<'_>) -> Verdict<T>,

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use gbnfc_compiler::gbnf::llama_stacks::TooAmbiguous;
+use gbnfc_compiler::gbnf::Rejected;
 use thiserror::Error;
 
 /// What went wrong talking to llama.cpp, or with what it produced.
@@ -167,5 +168,12 @@ impl From<TooAmbiguous> for BridgeError {
             generated: 0,
             text: String::new(),
         }
+    }
+}
+
+impl From<Rejected> for BridgeError {
+    /// A grammar the check refused: one line per error, and llama.cpp never sees it.
+    fn from(rejected: Rejected) -> Self {
+        BridgeError::GrammarCheck(rejected.to_string())
     }
 }

@@ -9,7 +9,7 @@
 //! appended to the conversation; then the run fails with every error. A truncated
 //! output is never returned.
 
-use gbnfc_compiler::gbnf::Grammar;
+use gbnfc_compiler::gbnf::CheckedGrammar;
 use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::schema::{self, KeywordStatus, SchemaDiagnostic};
 use serde_json::Value;
@@ -27,9 +27,9 @@ use crate::BridgeError;
 pub enum OutputSpec {
     /// A JSON Schema, or an OpenAI `response_format` (`json_schema` or `json_object`).
     Schema(Value),
-    /// A GBNF grammar (start rule `root`); the output is checked against it, and parsed
-    /// as JSON when it is JSON.
-    Grammar(Grammar),
+    /// A GBNF grammar (start rule `root`), checked; the output is checked against it, and
+    /// parsed as JSON when it is JSON.
+    Grammar(CheckedGrammar),
 }
 
 /// Settings of a structured run.
@@ -59,7 +59,7 @@ impl Default for StructuredOptions {
 #[derive(Debug)]
 pub struct Prepared {
     /// The grammar generation runs under.
-    pub grammar: Grammar,
+    pub grammar: CheckedGrammar,
     /// The schema (unwrapped from a `response_format`), for the prompt and validation.
     pub schema: Option<Value>,
     /// The validator for `schema`.

@@ -14,7 +14,7 @@ use gbnfc_bridge::generate::grammar_sampler;
 use gbnfc_bridge::mask::{MaskGrammar, Masker};
 use gbnfc_bridge::Engine;
 use gbnfc_compiler::gbnf::arbitrary::well_formed_grammar;
-use gbnfc_compiler::gbnf::{parse, Grammar};
+use gbnfc_compiler::gbnf::{parse, CheckedGrammar};
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::{compile, Options};
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -30,7 +30,7 @@ fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
 }
 
-fn corpus_grammars() -> Vec<(String, Grammar)> {
+fn corpus_grammars() -> Vec<(String, CheckedGrammar)> {
     let mut out = Vec::new();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars");
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -40,7 +40,8 @@ fn corpus_grammars() -> Vec<(String, Grammar)> {
     files.sort();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        out.push((file.display().to_string(), parse(&text).unwrap()));
+        let grammar = CheckedGrammar::new(parse(&text).unwrap()).unwrap();
+        out.push((file.display().to_string(), grammar));
     }
     let mut schemas: Vec<PathBuf> = std::fs::read_dir(shared().join("examples"))
         .unwrap()
@@ -79,7 +80,13 @@ struct Tally {
 
 /// Compares the two engines at every token position of `texts` under `grammar`; `false`
 /// when llama.cpp's sampler cannot take the grammar (too many stacks) or ours cannot.
-fn compare(engine: &Engine, name: &str, grammar: &Grammar, texts: &[String], tally: &mut Tally) {
+fn compare(
+    engine: &Engine,
+    name: &str,
+    grammar: &CheckedGrammar,
+    texts: &[String],
+    tally: &mut Tally,
+) {
     let Ok((sampler, stacks)) = grammar_sampler(engine, grammar) else {
         return;
     };
@@ -196,6 +203,7 @@ proptest! {
 
     #[test]
     fn masks_equal_llama_cpp_on_generated_grammars(grammar in well_formed_grammar(), seed in 0u64..1000) {
+        let grammar = CheckedGrammar::new(grammar).map_err(|r| TestCaseError::fail(r.to_string()))?;
         let Ok(sampler) = Sampler::new(&grammar) else { return Ok(()) };
         let texts = sampler.samples(seed, 2, SampleOptions { max_len: 48, ..SampleOptions::default() });
         let mut tally = Tally::default();

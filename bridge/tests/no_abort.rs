@@ -14,7 +14,7 @@ use gbnfc_bridge::engine::{Engine, EngineOptions};
 use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::{generate, BridgeError, Finish, GenerateOptions, Generation};
 use gbnfc_compiler::gbnf::arbitrary::{any_grammar, well_formed_grammar};
-use gbnfc_compiler::gbnf::{check, is_clean, parse, Expr, Grammar, Pos, Rule};
+use gbnfc_compiler::gbnf::{check, is_clean, parse, CheckedGrammar, Expr, Grammar, Pos, Rule};
 use gbnfc_compiler::recognize::Recognizer;
 use proptest::prelude::*;
 
@@ -52,7 +52,8 @@ fn run(grammar: &Grammar, seed: u32) -> Result<Generation, BridgeError> {
     run_on(grammar, seed, GrammarEngine::default())
 }
 
-/// A short run on the given grammar engine.
+/// A short run on the given grammar engine, of the grammar as the bridge takes it: checked
+/// first (a refusal is [`BridgeError::GrammarCheck`]).
 fn run_on(
     grammar: &Grammar,
     seed: u32,
@@ -65,7 +66,8 @@ fn run_on(
         grammar_engine,
         ..GenerateOptions::default()
     };
-    generate(engine(), prompt(), Some(grammar), &options)
+    let checked = CheckedGrammar::new(grammar.clone())?;
+    generate(engine(), prompt(), Some(&checked), &options)
 }
 
 /// A grammar that passes `check` runs: a complete text the grammar accepts, a truncated
@@ -240,10 +242,9 @@ fn adversarial_grammars_are_errors_not_aborts() {
     }
     // A tree deeper than any parser builds (hand-made) is refused before any recursion
     // (5,000 levels: deeper trees would overflow this test's own recursive drop).
-    assert!(matches!(
-        run(&deep_group(5_000), 0),
-        Err(BridgeError::GrammarCheck(_))
-    ));
+    assert!(CheckedGrammar::new(deep_group(5_000))
+        .unwrap_err()
+        .has("too-deep"));
     // Deep but parseable nesting runs.
     let nested = format!("root ::= {}\"a\"{}\n", "(".repeat(90), ")".repeat(90));
     expect_runs(&parse(&nested).unwrap(), "90 nested groups");
@@ -251,6 +252,17 @@ fn adversarial_grammars_are_errors_not_aborts() {
     // run ends truncated, with no abort.
     let nul = parse("root ::= (\"aqu\\\\\" \"by\\x00\")*\n").unwrap();
     expect_runs(&nul, "a NUL the model cannot write");
+    // A character the vocabulary has no bytes for (SmolLM2 has no token for 0xF1): once a
+    // completion would need it, close-out must already have closed by the other way
+    // (found by the generated grammars below: runs ended truncated).
+    let unwritable =
+        parse("root ::= \"a\" | [^a] (root \"\\U00040000\" | (\"a\" \"a\")*)\n").unwrap();
+    for seed in [1, 4, 9, 16] {
+        match run(&unwritable, seed) {
+            Ok(g) => assert_eq!(g.finish, Finish::Stop, "seed {seed}: {g:?}"),
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
     // Stacks that multiply (found by the generated grammars below: llama.cpp spent hours
     // on one token): on llama.cpp's engine, refused mid-run, before llama.cpp does the
     // work; gbnfc's engine keeps no stacks and runs them.

@@ -11,7 +11,7 @@ use gbnfc_bridge::structured::{self, OutputSpec, Prepared};
 use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
 use gbnfc_bridge::validate::Validator;
 use gbnfc_bridge::{generate, Finish, GenerateOptions};
-use gbnfc_compiler::gbnf::Grammar;
+use gbnfc_compiler::gbnf::CheckedGrammar;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::{compile, Options};
 use gbnfc_compiler::tools::{
@@ -47,7 +47,7 @@ pub struct FuzzArgs {
 enum Target {
     /// A schema: outputs are JSON values.
     Schema {
-        grammar: Grammar,
+        grammar: CheckedGrammar,
         validator: Validator,
     },
     /// A tool list: outputs are calls.
@@ -113,7 +113,7 @@ impl Target {
         })
     }
 
-    fn grammar(&self) -> Option<&Grammar> {
+    fn grammar(&self) -> Option<&CheckedGrammar> {
         match self {
             Target::Schema { grammar, .. } => Some(grammar),
             Target::Tools { compiled, .. } => compiled.grammar.as_ref(),

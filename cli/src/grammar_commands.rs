@@ -13,16 +13,16 @@ use crate::Failure;
 pub fn check(path: &str) -> Result<ExitCode, Failure> {
     let checked = parse_and_check(path)?;
     let origin = &checked.source.origin;
-    if checked.errors > 0 {
+    let Some(grammar) = &checked.grammar else {
         eprintln!(
             "{origin}: {} error(s), {} warning(s)",
             checked.errors, checked.warnings
         );
         return Ok(ExitCode::from(1));
-    }
+    };
     println!(
         "{origin}: ok ({} rules, {} warning(s))",
-        checked.grammar.rules.len(),
+        grammar.rules.len(),
         checked.warnings
     );
     Ok(ExitCode::SUCCESS)

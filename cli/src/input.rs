@@ -4,7 +4,7 @@ use std::io::Read;
 
 use gbnfc_compiler::diagnostic::Diagnostic;
 use gbnfc_compiler::gbnf::llama_stacks::{Limits, LlamaStacks, ADVICE};
-use gbnfc_compiler::gbnf::{self, Grammar};
+use gbnfc_compiler::gbnf::{self, CheckedGrammar, Grammar};
 
 use crate::Failure;
 
@@ -44,8 +44,8 @@ pub fn read(path: &str) -> Result<Source, Failure> {
 pub struct Checked {
     /// Where the grammar came from.
     pub source: Source,
-    /// The grammar.
-    pub grammar: Grammar,
+    /// The grammar, when the check found no error.
+    pub grammar: Option<CheckedGrammar>,
     /// How many findings are errors.
     pub errors: usize,
     /// How many are warnings.
@@ -56,27 +56,13 @@ pub struct Checked {
 pub fn parse_and_check(path: &str) -> Result<Checked, Failure> {
     let source = read(path)?;
     let grammar = parse(&source)?;
-    let mut diagnostics = gbnf::check(&grammar);
-    if gbnf::is_clean(&diagnostics) {
-        // Token texts resolve to nothing here: no model is loaded. gbnfc's own grammar
-        // engine keeps no stacks and runs such a grammar; llama.cpp's refuses it.
-        if let Err(e) = LlamaStacks::new(&grammar, |_| None, Limits::default()) {
-            let root = grammar.rules.iter().find(|r| r.name == "root");
-            diagnostics.push(
-                Diagnostic::warning(
-                    "too-ambiguous",
-                    root.map(|r| r.pos),
-                    format!(
-                        "before the first character, {}: llama.cpp's grammar sampler \
-                         (and `--grammar-engine llama`) refuses this grammar; gbnfc's \
-                         engine runs it",
-                        e.what
-                    ),
-                )
-                .with_help(ADVICE),
-            );
+    let (grammar, diagnostics) = match CheckedGrammar::with_warnings(grammar) {
+        Ok((grammar, mut warnings)) => {
+            warnings.extend(ambiguity_warning(&grammar));
+            (Some(grammar), warnings)
         }
-    }
+        Err(rejected) => (None, rejected.diagnostics),
+    };
     for d in &diagnostics {
         eprint!("{}", d.render(&source.text, &source.origin));
     }
@@ -89,17 +75,38 @@ pub fn parse_and_check(path: &str) -> Result<Checked, Failure> {
     })
 }
 
+/// A warning when llama.cpp's grammar sampler would refuse `grammar` for the parse stacks
+/// it starts with.
+fn ambiguity_warning(grammar: &CheckedGrammar) -> Option<Diagnostic> {
+    // Token texts resolve to nothing here: no model is loaded. gbnfc's own grammar
+    // engine keeps no stacks and runs such a grammar; llama.cpp's refuses it.
+    let e = LlamaStacks::new(grammar, |_| None, Limits::default()).err()?;
+    let root = grammar.rules.iter().find(|r| r.name == "root");
+    Some(
+        Diagnostic::warning(
+            "too-ambiguous",
+            root.map(|r| r.pos),
+            format!(
+                "before the first character, {}: llama.cpp's grammar sampler \
+                 (and `--grammar-engine llama`) refuses this grammar; gbnfc's \
+                 engine runs it",
+                e.what
+            ),
+        )
+        .with_help(ADVICE),
+    )
+}
+
 /// Reads, parses and checks a grammar; any error stops here, so nothing downstream sees
 /// a grammar llama.cpp would refuse.
-pub fn checked_grammar(path: &str) -> Result<Grammar, Failure> {
+pub fn checked_grammar(path: &str) -> Result<CheckedGrammar, Failure> {
     let checked = parse_and_check(path)?;
-    if checked.errors > 0 {
-        return Err(Failure::reported(format!(
+    checked.grammar.ok_or_else(|| {
+        Failure::reported(format!(
             "`{}` has errors; fix them (see above) and try again",
             checked.source.origin
-        )));
-    }
-    Ok(checked.grammar)
+        ))
+    })
 }
 
 /// Parses a grammar source, rendering a parse error with its line and caret.

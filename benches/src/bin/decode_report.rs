@@ -28,7 +28,7 @@ use gbnfc_bridge::chat::{conversation, render_prompt};
 use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::validate::Validator;
 use gbnfc_bridge::{generate, Engine, EngineOptions, GenerateOptions};
-use gbnfc_compiler::gbnf::{self, Grammar};
+use gbnfc_compiler::gbnf::{self, CheckedGrammar};
 use gbnfc_compiler::schema::{compile, Options};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ struct Measured {
 fn measure(
     engine: &Engine,
     prompt: &str,
-    grammar: Option<&Grammar>,
+    grammar: Option<&CheckedGrammar>,
     grammar_engine: GrammarEngine,
     validator: &Validator,
 ) -> Measured {
@@ -135,7 +135,8 @@ fn report(engine: &Engine) {
         let ours = compile(&input, &Options::default()).unwrap().grammar;
         let theirs = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
             .ok()
-            .and_then(|text| gbnf::parse(&text).ok());
+            .and_then(|text| gbnf::parse(&text).ok())
+            .and_then(|grammar| CheckedGrammar::new(grammar).ok());
         let prompt = render_prompt(
             engine,
             &conversation(
@@ -162,7 +163,7 @@ fn report(engine: &Engine) {
             &validator,
         );
         let (theirs_cell, ratio_cell, theirs_valid) = match &theirs {
-            Some(grammar) if gbnf::is_clean(&gbnf::check(grammar)) => {
+            Some(grammar) => {
                 let theirs_run = measure(
                     engine,
                     &prompt,
@@ -176,7 +177,7 @@ fn report(engine: &Engine) {
                     theirs_run.valid.to_string(),
                 )
             }
-            _ => ("(no grammar)".into(), "—".into(), "—".into()),
+            None => ("(no grammar)".into(), "—".into(), "—".into()),
         };
         println!(
             "| {model} | {name} | {:.1} | {:.1} | {:.2} | {theirs_cell} | {ratio_cell} | {:.2} / {:.2} / {:.2} ({:.2}×) | {} / {} / {theirs_valid} |",

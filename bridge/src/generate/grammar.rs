@@ -1,9 +1,10 @@
-//! The grammar side of a generation: the check every grammar passes before llama.cpp
-//! sees it, llama.cpp's grammar sampler with the parse stacks followed here, gbnfc's own
-//! mask, and the close-out parser, made ready once and copied per generation.
+//! The grammar side of a generation: llama.cpp's grammar sampler with the parse stacks
+//! followed here, gbnfc's own mask, and the close-out parser, made ready once and copied
+//! per generation. Only a [`CheckedGrammar`] gets here: llama.cpp never sees one that
+//! failed the check.
 
 use gbnfc_compiler::gbnf::llama_stacks::{Limits, LlamaStacks};
-use gbnfc_compiler::gbnf::{self, Grammar};
+use gbnfc_compiler::gbnf::{self, CheckedGrammar, Grammar};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
@@ -15,47 +16,17 @@ use crate::engine::Engine;
 use crate::mask::{MaskGrammar, Masker};
 use crate::BridgeError;
 
-/// The GBNF text of `grammar` once it has passed [`gbnf::check()`](gbnfc_compiler::gbnf::check()).
+/// llama.cpp's grammar sampler for `grammar` and its initial parse stacks, followed in
+/// Rust from here on to keep llama.cpp's work bounded.
 ///
 /// # Errors
-/// [`BridgeError::GrammarCheck`] listing every error `check` found (or a tree nested
-/// deeper than any parsed grammar).
-pub fn checked_gbnf(grammar: &Grammar) -> Result<String, BridgeError> {
-    // Trees deeper than the parser ever builds are refused before any recursive pass.
-    if let Some(rule) = grammar
-        .rules
-        .iter()
-        .find(|r| r.body.depth() > gbnf::flat::MAX_EXPR_DEPTH)
-    {
-        return Err(BridgeError::GrammarCheck(format!(
-            "error[too-deep]: rule `{}` nests expressions more than {} deep",
-            rule.name,
-            gbnf::flat::MAX_EXPR_DEPTH
-        )));
-    }
-    let diagnostics = gbnf::check(grammar);
-    if !gbnf::is_clean(&diagnostics) {
-        let errors: Vec<String> = diagnostics
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| format!("error[{}]: {}", d.code, d.message))
-            .collect();
-        return Err(BridgeError::GrammarCheck(errors.join("\n")));
-    }
-    Ok(grammar.to_string())
-}
-
-/// llama.cpp's grammar sampler for `grammar`, which must pass `check` first, and its
-/// initial parse stacks, followed in Rust from here on to keep llama.cpp's work bounded.
-///
-/// # Errors
-/// [`BridgeError::GrammarCheck`], [`BridgeError::GrammarTooAmbiguous`] (before llama.cpp
-/// sees the grammar) or [`BridgeError::GrammarRefused`].
+/// [`BridgeError::GrammarTooAmbiguous`] (before llama.cpp sees the grammar) or
+/// [`BridgeError::GrammarRefused`].
 pub fn grammar_sampler(
     engine: &Engine,
-    grammar: &Grammar,
+    grammar: &CheckedGrammar,
 ) -> Result<(LlamaSampler, LlamaStacks), BridgeError> {
-    let text = checked_gbnf(grammar)?;
+    let text = grammar.to_string();
     let stacks = LlamaStacks::new(grammar, |t| engine.token_id(t), Limits::default())?;
     let sampler = LlamaSampler::grammar(engine.model(), &text, "root")
         .map_err(|e| BridgeError::GrammarRefused(e.to_string()))?;
@@ -118,19 +89,16 @@ impl GrammarState {
     /// tokens, else llama.cpp's) and, with `close_out`, the close-out parser of `grammar`.
     ///
     /// # Errors
-    /// As [`grammar_sampler`] (llama.cpp's engine), [`BridgeError::GrammarCheck`] (both).
+    /// As [`grammar_sampler`] (llama.cpp's engine).
     pub(crate) fn new(
         engine: &Engine,
-        grammar: &Grammar,
+        grammar: &CheckedGrammar,
         close_out: bool,
         kind: GrammarEngine,
     ) -> Result<GrammarState, BridgeError> {
         let tokens = has_token_refs(grammar);
         let own = match kind {
-            GrammarEngine::Gbnfc if !tokens => {
-                checked_gbnf(grammar)?;
-                MaskGrammar::new(grammar, engine.mask_vocab())
-            }
+            GrammarEngine::Gbnfc if !tokens => MaskGrammar::new(grammar, engine.mask_vocab()),
             _ => None,
         };
         let checker = match own {
@@ -171,14 +139,13 @@ impl std::fmt::Debug for ReadyGrammar {
 }
 
 impl ReadyGrammar {
-    /// Checks `grammar` and builds what generation under it needs, on the `kind` of
-    /// grammar engine.
+    /// Builds what generation under `grammar` needs, on the `kind` of grammar engine.
     ///
     /// # Errors
     /// As [`grammar_sampler`].
     pub fn new(
         engine: &Engine,
-        grammar: &Grammar,
+        grammar: &CheckedGrammar,
         kind: GrammarEngine,
     ) -> Result<ReadyGrammar, BridgeError> {
         Ok(ReadyGrammar {

@@ -8,8 +8,9 @@
 //! is cheap; masking the vocabulary is not, and most tokens a model picks inside a good
 //! grammar pass. The grammar sampler accepts each token exactly once.
 //!
-//! Nothing here can abort or hang the process: a grammar must pass [`gbnf::check()`](gbnfc_compiler::gbnf::check()) before
-//! llama.cpp sees it; llama.cpp's parse stacks are followed here first
+//! Nothing here can abort or hang the process: a grammar comes as a
+//! [`CheckedGrammar`], which only passing [`gbnf::check()`](gbnfc_compiler::gbnf::check())
+//! makes; llama.cpp's parse stacks are followed here first
 //! ([`gbnf::llama_stacks`](gbnfc_compiler::gbnf::llama_stacks)), and a token that would make them explode ends the run with
 //! [`BridgeError::GrammarTooAmbiguous`] before llama.cpp does that work;
 //! end-of-generation is only picked when the grammar sampler allows it (llama.cpp allows
@@ -25,7 +26,7 @@
 
 use std::time::Instant;
 
-use gbnfc_compiler::gbnf::Grammar;
+use gbnfc_compiler::gbnf::CheckedGrammar;
 use llama_cpp_2::context::session::LlamaStateSeqFlags;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -38,7 +39,7 @@ mod grammar;
 mod options;
 mod run;
 
-pub use grammar::{checked_gbnf, grammar_sampler, ReadyGrammar};
+pub use grammar::{grammar_sampler, ReadyGrammar};
 pub(crate) use grammar::{has_token_refs, GrammarState};
 pub use options::{Finish, GenerateOptions, Generation, GrammarEngine, Stats, PENALTY_WINDOW};
 use run::ms_since;
@@ -58,7 +59,7 @@ pub trait Generator {
     fn generate(
         &self,
         prompt: &str,
-        grammar: Option<&Grammar>,
+        grammar: Option<&CheckedGrammar>,
         options: &GenerateOptions,
     ) -> Result<Generation, BridgeError>;
 }
@@ -71,7 +72,7 @@ impl Generator for Engine {
     fn generate(
         &self,
         prompt: &str,
-        grammar: Option<&Grammar>,
+        grammar: Option<&CheckedGrammar>,
         options: &GenerateOptions,
     ) -> Result<Generation, BridgeError> {
         generate(self, prompt, grammar, options)
@@ -82,7 +83,7 @@ impl Generator for Engine {
 /// constrained by `grammar` when given.
 ///
 /// # Errors
-/// [`BridgeError::GrammarCheck`] / [`BridgeError::GrammarRefused`] for the grammar,
+/// [`BridgeError::GrammarTooAmbiguous`] / [`BridgeError::GrammarRefused`] for the grammar,
 /// [`BridgeError::ContextTooSmall`] when the prompt does not fit,
 /// [`BridgeError::BudgetTooSmall`] when no complete output fits the budget, [`BridgeError::Context`]
 /// / [`BridgeError::Decode`] from llama.cpp, [`BridgeError::DeadEnd`] when the grammar
@@ -90,7 +91,7 @@ impl Generator for Engine {
 pub fn generate(
     engine: &Engine,
     prompt: &str,
-    grammar: Option<&Grammar>,
+    grammar: Option<&CheckedGrammar>,
     options: &GenerateOptions,
 ) -> Result<Generation, BridgeError> {
     let grammar_state = grammar

@@ -220,29 +220,26 @@ fn compile(
 }
 
 /// Parses and checks a `grammar` field; errors are located as `grammar:line:column`.
-fn checked_grammar(text: &str) -> Result<gbnf::Grammar, ApiError> {
+fn checked_grammar(text: &str) -> Result<gbnf::CheckedGrammar, ApiError> {
     let grammar = gbnf::parse(text).map_err(|e| {
         ApiError::bad_request(
             e.diagnostic.render(text, "grammar").trim_end().to_string(),
             Some("grammar"),
         )
     })?;
-    let diagnostics = gbnf::check(&grammar);
-    if !gbnf::is_clean(&diagnostics) {
-        let errors: Vec<String> = diagnostics
-            .iter()
-            .filter(|d| d.is_error())
+    gbnf::CheckedGrammar::new(grammar).map_err(|rejected| {
+        let errors: Vec<String> = rejected
+            .errors()
             .map(|d| d.render(text, "grammar").trim_end().to_string())
             .collect();
-        return Err(ApiError::bad_request(
+        ApiError::bad_request(
             format!(
                 "the grammar is not one llama.cpp can use safely:\n{}",
                 errors.join("\n")
             ),
             Some("grammar"),
-        ));
-    }
-    Ok(grammar)
+        )
+    })
 }
 
 /// A non-streamed answer: the bridge's retry loop on a blocking task, every generation a

@@ -20,7 +20,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gbnfc_compiler::gbnf::Grammar;
+use gbnfc_compiler::gbnf::CheckedGrammar;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
@@ -170,7 +170,7 @@ impl Generator for BlockingGenerator<'_> {
     fn generate(
         &self,
         prompt: &str,
-        grammar: Option<&Grammar>,
+        grammar: Option<&CheckedGrammar>,
         options: &GenerateOptions,
     ) -> Result<Generation, BridgeError> {
         let grammar = match (grammar, &self.ready) {

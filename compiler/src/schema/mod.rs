@@ -1,7 +1,7 @@
 //! JSON Schema → GBNF.
 //!
 //! [`compile`] takes a schema (2020-12 semantics; draft-04/06/07 and 2019-09 spellings
-//! too), a boolean schema, or an OpenAI `response_format`, and returns a [`Grammar`] whose
+//! too), a boolean schema, or an OpenAI `response_format`, and returns a [`CheckedGrammar`] whose
 //! `root` accepts the canonical text ([`canon`]) of every value the schema accepts, and
 //! nothing the schema rejects — for every keyword it reports as enforced. Keywords it
 //! cannot enforce exactly come back as [`SchemaDiagnostic`]s with their JSON pointer
@@ -32,7 +32,7 @@ use std::fmt;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::gbnf::Grammar;
+use crate::gbnf::CheckedGrammar;
 
 /// How much whitespace the grammar allows between JSON tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -153,8 +153,8 @@ impl fmt::Display for SchemaDiagnostic {
 /// A compiled schema.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    /// The grammar; it passes [`crate::gbnf::check()`].
-    pub grammar: Grammar,
+    /// The grammar, checked.
+    pub grammar: CheckedGrammar,
     /// Every keyword that is not simply enforced: validation-only, restricted, unknown.
     /// (With [`Options::explain`], [`Compiled::explain`] lists every keyword.)
     pub diagnostics: Vec<SchemaDiagnostic>,

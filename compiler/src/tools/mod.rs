@@ -50,7 +50,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::gbnf::{self, Expr, Grammar};
+use crate::gbnf::{CheckedGrammar, Expr, Grammar};
 use crate::schema::{
     self, CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic, Whitespace,
 };
@@ -145,9 +145,9 @@ pub struct CompiledTool {
 #[derive(Debug, Clone)]
 pub struct CompiledTools {
     /// The grammar to sample under; `None` for choice `none` without a `response_format`.
-    pub grammar: Option<Grammar>,
+    pub grammar: Option<CheckedGrammar>,
     /// For `auto`: the calls alone, to apply from a trigger word on.
-    pub lazy_grammar: Option<Grammar>,
+    pub lazy_grammar: Option<CheckedGrammar>,
     /// For `auto`: the words that start the lazy grammar (literal text, not patterns).
     pub triggers: Vec<String>,
     /// Schema diagnostics of the tools in the grammar (and of the `response_format`).
@@ -445,7 +445,7 @@ fn assemble(
     calls: &Calls,
     tools: &[ToolPart<'_>],
     branch: Branch<'_>,
-) -> Result<Grammar, ToolsError> {
+) -> Result<CheckedGrammar, ToolsError> {
     let syntax = calls.syntax;
     let mut names = Names::new();
     names.reserve("root");
@@ -549,10 +549,9 @@ fn assemble(
 }
 
 /// The grammar, if it passes `check`; its first error otherwise.
-fn verify(grammar: Grammar) -> Result<Grammar, ToolsError> {
-    let findings = gbnf::check(&grammar);
-    match findings.iter().find(|d| d.is_error()) {
-        Some(error) => Err(ToolsError::TooLarge(error.message.clone())),
-        None => Ok(grammar),
-    }
+fn verify(grammar: Grammar) -> Result<CheckedGrammar, ToolsError> {
+    CheckedGrammar::new(grammar).map_err(|rejected| {
+        let first = rejected.errors().next().map(|d| d.message.clone());
+        ToolsError::TooLarge(first.unwrap_or_default())
+    })
 }

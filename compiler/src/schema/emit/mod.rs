@@ -25,7 +25,7 @@ use super::numeric;
 use super::provenance::{self, MergeSite};
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
-use crate::gbnf::{self, Expr, Grammar, Rule};
+use crate::gbnf::{self, CheckedGrammar, Expr, Grammar, Rule};
 
 mod dispatch;
 mod names;
@@ -114,54 +114,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             pos: gbnf::Pos::default(),
         });
         grammar.rules.append(&mut self.rules);
-        let mut findings = gbnf::check(&grammar);
-        if findings
-            .iter()
-            .any(|d| d.code == "empty-language" || d.code == "undefined-rule")
-        {
-            // A `$ref` with no base case, or one whose target turned out unsatisfiable
-            // (its rule is never made), behind an optional part or an alternative: the
-            // schema is fine without that part, and so is the grammar.
-            if let Ok(gbnf::prune::Pruned::EmptyLanguage) = gbnf::prune::prune(&mut grammar) {
-                return Err(CompileError::Unsatisfiable {
-                    pointer: String::new(),
-                    message: "every value needs a `$ref` cycle with no base case, or a part that accepts nothing".to_string(),
-                });
+        let checked = match CheckedGrammar::new(grammar) {
+            Err(rejected) if rejected.has("empty-language") || rejected.has("undefined-rule") => {
+                // A `$ref` with no base case, or one whose target turned out unsatisfiable
+                // (its rule is never made), behind an optional part or an alternative: the
+                // schema is fine without that part, and so is the grammar.
+                let mut grammar = rejected.grammar;
+                if let Ok(gbnf::prune::Pruned::EmptyLanguage) = gbnf::prune::prune(&mut grammar) {
+                    return Err(CompileError::Unsatisfiable {
+                        pointer: String::new(),
+                        message: "every value needs a `$ref` cycle with no base case, or a part that accepts nothing".to_string(),
+                    });
+                }
+                CheckedGrammar::new(grammar)
             }
-            findings = gbnf::check(&grammar);
-        }
-        // Only when something is wrong is the printed text checked again, for positions.
-        let mut printed = String::new();
-        if findings.iter().any(|d| d.is_error()) {
-            printed = grammar.to_string();
-            if let Ok(reparsed) = gbnf::parse(&printed) {
-                findings = gbnf::check(&reparsed);
-            }
-        }
-        if let Some(empty) = findings.iter().find(|d| d.code == "empty-language") {
-            return Err(CompileError::Unsatisfiable {
-                pointer: String::new(),
-                message: format!(
-                    "a `$ref` cycle with no base case, or a required part that accepts nothing ({})",
-                    empty.message
-                ),
-            });
-        }
-        if let Some(error) = findings.iter().find(|d| d.is_error()) {
-            let rule = error
-                .pos
-                .and_then(|p| p.line.checked_sub(1))
-                .and_then(|line| printed.lines().nth(line as usize).map(str::to_string))
-                .unwrap_or_default();
-            let rule: String = rule.chars().take(160).collect();
-            return Err(CompileError::TooLarge {
-                pointer: String::new(),
-                message: format!(
-                    "the grammar would break llama.cpp's limits: {} (in `{rule}`)",
-                    error.message
-                ),
-            });
-        }
+            checked => checked,
+        };
+        let grammar = checked.map_err(refusal)?;
         let explain = if self.options.explain {
             self.explain
         } else {
@@ -354,6 +323,45 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             pointer: self.place(at.clone()),
             message: message.into(),
         }
+    }
+}
+
+/// The compile error for a grammar the check refused: a required part that accepts nothing,
+/// or a limit of llama.cpp's, named with the rule's printed line.
+fn refusal(rejected: gbnf::Rejected) -> CompileError {
+    if let Some(empty) = rejected.errors().find(|d| d.code == "empty-language") {
+        return CompileError::Unsatisfiable {
+            pointer: String::new(),
+            message: format!(
+                "a `$ref` cycle with no base case, or a required part that accepts nothing ({})",
+                empty.message
+            ),
+        };
+    }
+    // The built grammar has no positions: the printed text is checked again for them.
+    let printed = rejected.grammar.to_string();
+    let reparsed = gbnf::parse(&printed)
+        .ok()
+        .and_then(|g| gbnf::CheckedGrammar::new(g).err());
+    let errors = reparsed.as_ref().unwrap_or(&rejected);
+    let Some(error) = errors.errors().next() else {
+        return CompileError::TooLarge {
+            pointer: String::new(),
+            message: format!("the grammar would break llama.cpp's limits: {rejected}"),
+        };
+    };
+    let rule = error
+        .pos
+        .and_then(|p| p.line.checked_sub(1))
+        .and_then(|line| printed.lines().nth(line as usize).map(str::to_string))
+        .unwrap_or_default();
+    let rule: String = rule.chars().take(160).collect();
+    CompileError::TooLarge {
+        pointer: String::new(),
+        message: format!(
+            "the grammar would break llama.cpp's limits: {} (in `{rule}`)",
+            error.message
+        ),
     }
 }
 
