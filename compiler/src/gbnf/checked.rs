@@ -13,11 +13,11 @@ use std::fmt;
 use std::ops::Deref;
 
 use super::ast::Grammar;
-use super::check::check;
+use super::check::{check, is_clean};
 use crate::diagnostic::Diagnostic;
 
 /// A grammar with no error from [`check()`](super::check()). It reads as a [`Grammar`]
-/// (`Deref`); it cannot be changed, only taken apart with [`CheckedGrammar::into_grammar`].
+/// (`Deref`) and cannot be changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckedGrammar {
     grammar: Grammar,
@@ -55,7 +55,7 @@ impl CheckedGrammar {
     /// As [`CheckedGrammar::new`].
     pub fn with_warnings(grammar: Grammar) -> Result<(CheckedGrammar, Vec<Diagnostic>), Rejected> {
         let diagnostics = check(&grammar);
-        if diagnostics.iter().any(Diagnostic::is_error) {
+        if !is_clean(&diagnostics) {
             Err(Rejected {
                 grammar,
                 diagnostics,
@@ -63,11 +63,6 @@ impl CheckedGrammar {
         } else {
             Ok((CheckedGrammar { grammar }, diagnostics))
         }
-    }
-
-    /// The grammar, to change it (a changed grammar is checked again to be used).
-    pub fn into_grammar(self) -> Grammar {
-        self.grammar
     }
 }
 

@@ -342,7 +342,7 @@ fn refusal(rejected: gbnf::Rejected) -> CompileError {
     let printed = rejected.grammar.to_string();
     let reparsed = gbnf::parse(&printed)
         .ok()
-        .and_then(|g| gbnf::CheckedGrammar::new(g).err());
+        .and_then(|g| CheckedGrammar::new(g).err());
     let errors = reparsed.as_ref().unwrap_or(&rejected);
     let Some(error) = errors.errors().next() else {
         return CompileError::TooLarge {
