@@ -12,7 +12,7 @@ pub mod jsonschemabench;
 /// The allocator the `gbnfc` binary uses, so every bench and report binary measures
 /// gbnfc as it ships (llama.cpp's C++ code keeps its own allocator either way).
 #[global_allocator]
-static ALLOCATOR: gbnfc_alloc::MiMalloc = gbnfc_alloc::MiMalloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The compact JSON grammar (`grammars/json.gbnf`).
 pub const JSON_GRAMMAR: &str = include_str!(concat!(

@@ -208,7 +208,7 @@ fn deep_group(depth: usize) -> Grammar {
     Grammar {
         rules: vec![Rule {
             name: "root".into(),
-            body: std::borrow::Cow::Owned(expr),
+            body: expr,
             pos: Pos::default(),
         }],
     }

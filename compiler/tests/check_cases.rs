@@ -154,7 +154,7 @@ fn a_long_single_line_parses_in_linear_time() {
         "took {:?}",
         started.elapsed()
     );
-    let Expr::Seq(items) = &*grammar.rules[0].body else {
+    let Expr::Seq(items) = &grammar.rules[0].body else {
         panic!("expected a sequence")
     };
     let Expr::Repeat { pos, .. } = &items[99_999] else {

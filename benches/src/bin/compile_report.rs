@@ -1,6 +1,12 @@
 //! gbnfc's JSON Schema compiler against llama.cpp's `json_schema_to_grammar`, schema by
 //! schema, on every JSONSchemaBench split, in one process.
 //!
+//! First, the compile-time bar (issue 25): the time of one generated token of the default
+//! model is measured in the same process before and after the corpus (the faster counts),
+//! and each split's slowest schema to compile is set against it; the bar holds when that
+//! schema compiles in less than one token and the median time ratio to llama.cpp is at
+//! most 1.5. The model must be present (`scripts/fetch-model`).
+//!
 //! For each schema both converters run once; where both succeed, each is timed as the
 //! minimum of 5 runs (JSON text in, GBNF text out) and the grammar sizes are compared.
 //! Prints Markdown tables, a row per split: schemas compiled and failed by each, and the
@@ -25,19 +31,59 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use gbnfc_bridge::chat::{conversation, render_prompt};
+use gbnfc_bridge::generate::GrammarEngine;
+use gbnfc_bridge::{generate, Engine, EngineOptions, GenerateOptions};
+
 use gbnfc_benches::jsonschemabench::{
     gbnfc, gbnfc_closed, llama_cpp, llama_cpp_crashes, load_split, open_reading, self_check_work,
     split_names,
 };
 
+/// The highest median of gbnfc time / llama.cpp time per split the bar allows.
+const MEDIAN_CEILING: f64 = 1.5;
+
 /// Timed runs per schema and converter; the minimum counts.
 const RUNS: usize = 5;
+
+/// Seeds, and tokens per seed, of the unconstrained generations that time one token.
+const TOKEN_SEEDS: u32 = 3;
+const TOKEN_RUN: usize = 64;
+
+/// Milliseconds one generated token takes on the default model (forward pass and
+/// sampling, prompt evaluation excluded): the median over [`TOKEN_SEEDS`] unconstrained
+/// generations of [`TOKEN_RUN`] tokens. The model must be present (`scripts/fetch-model`).
+fn one_token_ms(engine: &Engine) -> f64 {
+    let prompt = render_prompt(
+        engine,
+        &conversation(None, "Describe the weather in Chengdu for a travel guide."),
+    )
+    .expect("prompt renders");
+    let per_token: Vec<f64> = (1..=TOKEN_SEEDS)
+        .map(|seed| {
+            let options = GenerateOptions {
+                seed,
+                temperature: 1.0,
+                top_p: 1.0,
+                max_tokens: TOKEN_RUN,
+                repeat_penalty: 1.0,
+                close_out: false,
+                grammar_engine: GrammarEngine::Gbnfc,
+            };
+            let generation = generate(engine, &prompt, None, &options).expect("model generates");
+            1e3 / generation.stats.tokens_per_second()
+        })
+        .collect();
+    quantile(&sorted(per_token.into_iter()), 0.5)
+}
 
 /// One schema that gbnfc (default options) and llama.cpp both compile.
 struct Row {
     name: String,
     /// gbnfc time / llama.cpp time.
     time: f64,
+    /// gbnfc's and llama.cpp's times.
+    times: (Duration, Duration),
     /// gbnfc bytes / llama.cpp bytes.
     size: f64,
     /// The same for gbnfc with `closed`, where it compiles.
@@ -66,6 +112,8 @@ struct SplitReport {
     both: Vec<Row>,
     gbnfc_total: Duration,
     llama_total: Duration,
+    /// The schema gbnfc (default options) took longest to compile, and that time.
+    slowest: Option<(String, Duration)>,
     /// Examples of gbnfc failures where llama.cpp succeeds: (schema, message).
     only_llama_examples: Vec<(String, String)>,
 }
@@ -131,10 +179,20 @@ fn run_split(name: &str, trace: bool) -> SplitReport {
             }
             Some(result)
         };
-        match &ours {
-            Ok(_) => report.gbnfc_ok += 1,
-            Err(e) => *report.gbnfc_failures.entry(e.kind).or_default() += 1,
-        }
+        let ours_t = match &ours {
+            Ok(_) => {
+                report.gbnfc_ok += 1;
+                let time = min_time(|| gbnfc(&schema.text));
+                if report.slowest.as_ref().is_none_or(|(_, t)| time > *t) {
+                    report.slowest = Some((schema.name.clone(), time));
+                }
+                time
+            }
+            Err(e) => {
+                *report.gbnfc_failures.entry(e.kind).or_default() += 1;
+                Duration::ZERO
+            }
+        };
         if ours_closed.is_ok() {
             report.closed_ok += 1;
         }
@@ -144,7 +202,6 @@ fn run_split(name: &str, trace: bool) -> SplitReport {
         }
         match (ours, theirs) {
             (Ok(our_grammar), Some(Ok(their_grammar))) => {
-                let ours_t = min_time(|| gbnfc(&schema.text));
                 let theirs_t = min_time(|| llama_cpp(&schema.text));
                 let parsed = gbnfc_compiler::gbnf::parse(&our_grammar).ok();
                 let check_t = parsed
@@ -170,6 +227,7 @@ fn run_split(name: &str, trace: bool) -> SplitReport {
                 report.both.push(Row {
                     name: schema.name.clone(),
                     time: ratio(ours_t, theirs_t),
+                    times: (ours_t, theirs_t),
                     size: our_grammar.len() as f64 / their_grammar.len().max(1) as f64,
                     closed,
                     time_without_self_check: ratio(ours_t.saturating_sub(check_t), theirs_t),
@@ -189,6 +247,37 @@ fn run_split(name: &str, trace: bool) -> SplitReport {
         }
     }
     report
+}
+
+/// The compile-time bar (issue 25): on every schema, compiling costs less than generating
+/// one token of the default model, timed in the same run; and the median time ratio to
+/// llama.cpp's converter stays within [`MEDIAN_CEILING`].
+fn print_bar(reports: &[SplitReport], token_ms: f64) {
+    println!(
+        "One generated token of the default model: {token_ms:.2} ms (the faster of two \
+         measurements, before and after the corpus).\n"
+    );
+    println!(
+        "| split | gbnfc ok | slowest schema | its compile ms | compile / one token \
+         | median time ratio to llama.cpp | bar holds |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for r in reports {
+        let Some((name, time)) = &r.slowest else {
+            continue;
+        };
+        let ms = time.as_secs_f64() * 1e3;
+        let median = quantile(&sorted(r.both.iter().map(|b| b.time)), 0.5);
+        let holds = ms < token_ms && median <= MEDIAN_CEILING;
+        println!(
+            "| {} | {} | {name} | {ms:.3} | {:.3} | {median:.2} | {} |",
+            r.name,
+            r.gbnfc_ok,
+            ms / token_ms,
+            if holds { "yes" } else { "no" },
+        );
+    }
+    println!();
 }
 
 fn print(reports: &[SplitReport]) {
@@ -361,6 +450,8 @@ fn main() {
     if splits.is_empty() {
         splits = split_names().expect("corpus folder readable");
     }
+    let engine = Engine::load(&EngineOptions::default()).expect("the default model loads");
+    let token_before = one_token_ms(&engine);
     // Both converters recurse over the schema; give them room.
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
@@ -380,6 +471,8 @@ fn main() {
         })
         .expect("worker thread starts");
     let reports = worker.join().expect("worker thread finishes");
+    let token_ms = token_before.min(one_token_ms(&engine));
+    print_bar(&reports, token_ms);
     print(&reports);
     if rows {
         print_rows(&reports);
@@ -392,13 +485,15 @@ fn print_rows(reports: &[SplitReport]) {
         let mut both: Vec<&Row> = r.both.iter().collect();
         both.sort_by(|a, b| a.time.total_cmp(&b.time));
         println!("\n{}, every schema both compile, by time ratio:\n", r.name);
-        println!("| rank | schema | time ratio | size ratio |");
-        println!("|---|---|---|---|");
+        println!("| rank | schema | gbnfc µs | llama.cpp µs | time ratio | size ratio |");
+        println!("|---|---|---|---|---|---|");
         for (rank, row) in both.iter().enumerate() {
             println!(
-                "| {} | {} | {:.3} | {:.2} |",
+                "| {} | {} | {:.1} | {:.1} | {:.3} | {:.2} |",
                 rank + 1,
                 row.name,
+                row.times.0.as_secs_f64() * 1e6,
+                row.times.1.as_secs_f64() * 1e6,
                 row.time,
                 row.size
             );

@@ -146,7 +146,7 @@ pub fn any_grammar() -> impl Strategy<Value = Grammar> {
             .into_iter()
             .map(|(name, body)| Rule {
                 name: name.into(),
-                body: std::borrow::Cow::Owned(body),
+                body,
                 pos: Default::default(),
             })
             .collect(),

@@ -12,7 +12,6 @@
 //!
 //! [`Expr::seq`], [`Expr::alt`] and [`Expr::repeat`] build that form from any input.
 
-use std::borrow::Cow;
 use std::fmt;
 
 pub use compact_str::CompactString;
@@ -53,9 +52,8 @@ pub struct Grammar {
 pub struct Rule {
     /// The rule's name (llama.cpp accepts `[a-zA-Z0-9-]+`; `check` reports others).
     pub name: CompactString,
-    /// The right-hand side: owned, or borrowed from a body built once per process (the
-    /// building blocks every compiled schema shares), which costs nothing to copy or drop.
-    pub body: Cow<'static, Expr>,
+    /// The right-hand side.
+    pub body: Expr,
     /// Where the rule's name starts in the source.
     pub pos: Pos,
 }
@@ -287,7 +285,7 @@ impl Grammar {
     pub fn push(&mut self, name: impl Into<CompactString>, body: Expr) {
         self.rules.push(Rule {
             name: name.into(),
-            body: Cow::Owned(body),
+            body,
             pos: Pos::default(),
         });
     }

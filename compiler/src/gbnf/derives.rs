@@ -15,15 +15,6 @@ use super::ast::{Expr, Grammar};
 use super::charset::CharSet;
 use super::flat::{Flat, LowerError, MAX_SYMBOLS};
 
-/// What is known of one rule without looking at its body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Facts {
-    /// It derives at least one finite text.
-    pub productive: bool,
-    /// It derives the empty text.
-    pub nullable: bool,
-}
-
 /// Passes over one strongly connected component before falling back to the flat form.
 pub const MAX_PASSES: usize = 8;
 
@@ -107,13 +98,11 @@ pub fn derives_over(
     defined: &Definitions<'_>,
     edges: &Graph,
 ) -> Result<Derives, LowerError> {
-    derives_in(grammar, defined, edges, &strongly_connected(edges), &[])
+    derives_in(grammar, defined, edges, &strongly_connected(edges))
 }
 
 /// [`derives_over`] given also the graph's [`strongly_connected`] components, in the order
-/// that function gives them, and what is already known of some rules (`settled[i]`, when
-/// present, is rule `i`'s answer; a component is taken from it only when all its rules
-/// have one).
+/// that function gives them.
 ///
 /// # Errors
 /// As [`derives`].
@@ -122,7 +111,6 @@ pub fn derives_in(
     defined: &Definitions<'_>,
     edges: &Graph,
     components: &Components,
-    settled: &[Option<Facts>],
 ) -> Result<Derives, LowerError> {
     let n = grammar.rules.len();
     let mut state = Derives {
@@ -130,18 +118,8 @@ pub fn derives_in(
         nullable: vec![false; n],
     };
     // Components come sinks first, so every rule a component uses outside itself is
-    // settled before it; inside a component, iterate to the fixpoint.
+    // known before it; inside a component, iterate to the fixpoint.
     for component in components.iter() {
-        let known = |index: usize| settled.get(index).copied().flatten();
-        if component.iter().all(|&index| known(index).is_some()) {
-            for &index in component {
-                if let Some(facts) = known(index) {
-                    state.productive[index] = facts.productive;
-                    state.nullable[index] = facts.nullable;
-                }
-            }
-            continue;
-        }
         let single = component.len() == 1 && !edges.targets(component[0]).contains(&component[0]);
         let mut passes = 0;
         loop {

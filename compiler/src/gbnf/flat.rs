@@ -127,7 +127,7 @@ impl Flat {
             }
             let lhs = lowering.flat.rule_nt[rule.name.as_str()];
             lowering.rule = index;
-            match &*rule.body {
+            match &rule.body {
                 Expr::Alt(arms) => {
                     for arm in arms {
                         let rhs = lowering.lower(arm)?;

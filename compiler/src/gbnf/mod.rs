@@ -15,7 +15,6 @@ pub mod llama_stacks;
 pub mod parse;
 mod print;
 pub mod prune;
-pub mod settled;
 
 pub use ast::{ClassRange, Expr, Grammar, Pos, Rule, TokenRef};
 pub use charset::{CharSet, MAX_CHAR};

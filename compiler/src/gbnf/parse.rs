@@ -7,7 +7,6 @@
 
 use pest::iterators::Pair;
 use pest::Parser as _;
-use std::borrow::Cow;
 use thiserror::Error;
 
 use super::ast::{ClassRange, Expr, Grammar, Pos, Rule as GRule, TokenRef};
@@ -50,7 +49,7 @@ impl ParseError {
 /// ```
 /// use gbnfc_compiler::gbnf::{parse, Expr};
 /// let g = parse("root ::= \"yes\" | \"no\"\n").unwrap();
-/// assert_eq!(*g.rules[0].body, Expr::alt([Expr::literal("yes"), Expr::literal("no")]));
+/// assert_eq!(g.rules[0].body, Expr::alt([Expr::literal("yes"), Expr::literal("no")]));
 /// ```
 ///
 /// # Errors
@@ -273,7 +272,7 @@ impl Builder<'_, '_> {
         Ok(GRule {
             name: name.as_str().into(),
             pos: self.pos(&name),
-            body: Cow::Owned(self.alternates(body)?),
+            body: self.alternates(body)?,
         })
     }
 

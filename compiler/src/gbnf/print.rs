@@ -4,25 +4,17 @@
 //! (see [`super::ast`]) the output parses back to the same tree; other trees still print
 //! as valid GBNF, with parentheses added where the structure needs them.
 
-use std::borrow::Cow;
-use std::cell::RefCell;
 use std::fmt;
-
-use rustc_hash::FxHashMap;
 
 use super::ast::{ClassRange, Expr, Grammar, Rule, TokenRef};
 
 impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Printed into a String first: pushing onto a String is several times faster than
-        // the formatter's dynamic writes.
-        let mut text = String::with_capacity(self.rules.len() * 96);
-        PRINTED.with_borrow_mut(|printed| {
-            for rule in &self.rules {
-                write_rule(&mut text, rule, printed);
-                text.push('\n');
-            }
-        });
+        let mut text = String::new();
+        for rule in &self.rules {
+            write_rule(&mut text, rule);
+            text.push('\n');
+        }
         f.write_str(&text)
     }
 }
@@ -30,7 +22,7 @@ impl fmt::Display for Grammar {
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        PRINTED.with_borrow_mut(|printed| write_rule(&mut text, self, printed));
+        write_rule(&mut text, self);
         f.write_str(&text)
     }
 }
@@ -43,39 +35,10 @@ impl fmt::Display for Expr {
     }
 }
 
-/// The text of bodies that live for the whole process (building blocks many grammars
-/// borrow), by address: they never change, so each is printed once per thread.
-type Printed = FxHashMap<usize, Box<str>>;
-
-thread_local! {
-    static PRINTED: RefCell<Printed> = RefCell::default();
-}
-
-fn write_rule(out: &mut String, rule: &Rule, printed: &mut Printed) {
+fn write_rule(out: &mut String, rule: &Rule) {
     out.push_str(&rule.name);
     out.push_str(" ::= ");
-    match &rule.body {
-        Cow::Borrowed(body) => write_shared(out, body, printed),
-        Cow::Owned(body) => write_expr(out, body),
-    }
-}
-
-/// The most bodies [`write_shared`] keeps the text of, per thread.
-const MAX_KEPT: usize = 4096;
-
-/// Writes a body that lives for the whole process, from `printed` when it was printed
-/// before.
-fn write_shared(out: &mut String, body: &'static Expr, printed: &mut Printed) {
-    let address = std::ptr::from_ref(body) as usize;
-    if let Some(text) = printed.get(&address) {
-        out.push_str(text);
-        return;
-    }
-    let start = out.len();
-    write_expr(out, body);
-    if printed.len() < MAX_KEPT {
-        printed.insert(address, out[start..].into());
-    }
+    write_expr(out, &rule.body);
 }
 
 fn write_expr(out: &mut String, expr: &Expr) {

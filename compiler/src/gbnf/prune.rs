@@ -10,7 +10,6 @@
 use super::ast::{Expr, Grammar, Rule};
 use super::derives::{self, Definitions};
 use super::flat::LowerError;
-use std::borrow::Cow;
 
 /// What [`prune`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +47,7 @@ pub fn prune(grammar: &mut Grammar) -> Result<Pruned, LowerError> {
         if let Some(body) = live(&rule.body, &defined, &productive) {
             kept.push(Rule {
                 name: rule.name.clone(),
-                body: Cow::Owned(body),
+                body,
                 pos: rule.pos,
             });
         }

@@ -1,8 +1,7 @@
 //! The building blocks compiled schemas share: `value`, `object`, `array`, `string`,
 //! `number`, … and the first-character rules of extra keys (`kx-a`: a key that does not
-//! start with `a`). Their bodies never depend on the schema, so each is built once per
-//! process and every grammar that uses one borrows it ([`crate::gbnf::Rule::body`]):
-//! nothing to build or free per compile.
+//! start with `a`). The shared blocks' bodies never depend on the schema, so each is built
+//! once per process and copied into every grammar that uses it.
 
 use std::sync::LazyLock;
 
@@ -172,25 +171,5 @@ pub fn other_start(excluded: &[char], or_nothing: bool) -> Expr {
         Expr::alt([Expr::empty(), something])
     } else {
         something
-    }
-}
-
-/// [`other_start`] for no excluded character or one ASCII one, built once per process;
-/// `None` for other sets.
-pub fn other_start_shared(excluded: &[char], or_nothing: bool) -> Option<&'static Expr> {
-    fn table(or_nothing: bool) -> Vec<Expr> {
-        let mut bodies: Vec<Expr> = (0..128u8)
-            .map(|b| other_start(&[char::from(b)], or_nothing))
-            .collect();
-        bodies.push(other_start(&[], or_nothing));
-        bodies
-    }
-    static SOMETHING: LazyLock<Vec<Expr>> = LazyLock::new(|| table(false));
-    static OR_NOTHING: LazyLock<Vec<Expr>> = LazyLock::new(|| table(true));
-    let bodies = if or_nothing { &OR_NOTHING } else { &SOMETHING };
-    match excluded {
-        [] => bodies.last(),
-        [c] if c.is_ascii() => bodies.get(*c as usize),
-        _ => None,
     }
 }

@@ -112,7 +112,7 @@ pub fn format_rules(format: &str) -> Option<Vec<(String, Expr)>> {
 }
 
 /// [`format_rules`] as built once per process: the rules never change, so a compiled
-/// grammar borrows them rather than building them again.
+/// grammar copies them rather than building them again.
 pub fn built_rules(format: &str) -> Option<&'static [(String, Expr)]> {
     static BUILT: std::sync::LazyLock<Vec<Vec<(String, Expr)>>> =
         std::sync::LazyLock::new(|| FORMATS.iter().map(|f| build_rules(f)).collect());

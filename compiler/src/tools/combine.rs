@@ -10,7 +10,6 @@
 //! `{prefix}-x`, numbered through [`Names`] on a clash. Units are processed in order and
 //! rules in grammar order, so the result is deterministic.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::gbnf::{Expr, Grammar, Rule};
@@ -67,11 +66,11 @@ pub(crate) fn combine(units: &[Unit<'_>], names: &mut Names) -> Vec<Merged> {
                     rule.name.clone()
                 }
             };
-            let mut body = rule.body.clone().into_owned();
+            let mut body = rule.body.clone();
             rename_refs(&mut body, &renames);
             rules.push(Rule {
                 name,
-                body: Cow::Owned(body),
+                body,
                 pos: rule.pos,
             });
         }

@@ -9,7 +9,6 @@
 //! the recognizer stays linear.
 
 use crate::gbnf::{Expr, Grammar, Rule};
-use std::borrow::Cow;
 
 use super::names::Names;
 
@@ -103,7 +102,7 @@ pub(crate) fn prose_rules(trigger: &str, names: &mut Names) -> Vec<Rule> {
 fn rule(name: String, body: Expr) -> Rule {
     Rule {
         name: name.into(),
-        body: Cow::Owned(body),
+        body,
         pos: Default::default(),
     }
 }

@@ -8,15 +8,9 @@
 //! nullable), `check` follows the truth, because llama.cpp's sampler would recurse
 //! forever on what slips through.
 
-use std::borrow::Cow;
-use std::cell::RefCell;
-
-use rustc_hash::FxHashMap;
-
 use super::ast::{ClassRange, Expr, Grammar, Pos};
 use super::derives::{self, Definitions, Graph};
 use super::flat::{LowerError, MAX_EXPR_DEPTH, MAX_SYMBOLS};
-use super::settled;
 use crate::diagnostic::Diagnostic;
 
 mod limits;
@@ -61,8 +55,7 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
         .map(|(name, _)| defined.get(name).copied())
         .collect();
     let targets_of = |index: usize| &targets[scan.refs_range(index)];
-    let settled = settled::recall(grammar, &defined, targets_of);
-    let edges = reference_edges(&defined, &settled, targets_of);
+    let edges = reference_edges(grammar, &defined, targets_of);
     references(grammar, &defined, &scan, &targets, targets_of, &mut out);
     repetitions(grammar, &defined, &scan, &targets, &mut out);
     classes(grammar, &scan, &mut out);
@@ -75,25 +68,14 @@ pub fn check(grammar: &Grammar) -> Vec<Diagnostic> {
         ));
     } else if bounds_ok {
         let components = derives::strongly_connected(&edges);
-        match derives::derives_in(grammar, &defined, &edges, &components, &settled) {
+        match derives::derives_in(grammar, &defined, &edges, &components) {
             Ok(derived) => {
-                // A settled rule reaches only settled rules, which take part in no left
-                // recursion and repeat nothing nullable.
-                let mut cyclic = in_cycles(&edges, &components);
-                for (index, facts) in settled.iter().enumerate() {
-                    cyclic[index] &= facts.is_none();
-                }
+                let cyclic = in_cycles(&edges, &components);
                 left_recursion(grammar, &defined, &derived, &cyclic, &mut out);
-                let repeats = (0..grammar.rules.len())
-                    .filter(|&index| settled[index].is_none())
-                    .flat_map(|index| &scan.repeats[scan.repeats_range(index)]);
-                nullable_repetitions(&defined, repeats, &derived, &mut out);
+                nullable_repetitions(&defined, scan.repeats.iter(), &derived, &mut out);
                 if !out.iter().any(|d| d.code == "undefined-rule") {
                     // Otherwise every rule that reaches the undefined one would be reported too.
                     empty_languages(grammar, &defined, &derived, &mut out);
-                }
-                if is_clean(&out) {
-                    settled::remember(grammar, &defined, targets_of, &settled, &derived);
                 }
             }
             Err(e) => out.push(Diagnostic::error("too-large", None, e.to_string())),
@@ -146,19 +128,11 @@ struct RuleScan {
     depth: usize,
     /// The index of its first reference in [`Scan::refs`].
     refs_from: usize,
-    /// The index of its first repetition in [`Scan::repeats`].
-    repeats_from: usize,
 }
 
 impl<'g> Scan<'g> {
-    /// Walks every rule once, without recursion. A body borrowed for the whole process
-    /// (a shared building block) is walked once per thread and its findings kept.
+    /// Walks every rule once, without recursion.
     fn of(grammar: &'g Grammar) -> Self {
-        /// The most bodies kept, per thread.
-        const MAX_KEPT: usize = 4096;
-        thread_local! {
-            static SCANNED: RefCell<FxHashMap<usize, Scan<'static>>> = RefCell::default();
-        }
         let n = grammar.rules.len();
         let mut scan = Scan {
             rules: Vec::with_capacity(n),
@@ -168,51 +142,16 @@ impl<'g> Scan<'g> {
         };
         // Scratch space for the walks: room for a few levels of nesting up front.
         let mut stack = Vec::with_capacity(32);
-        SCANNED.with_borrow_mut(|scanned| {
-            for (index, rule) in grammar.rules.iter().enumerate() {
-                match &rule.body {
-                    Cow::Borrowed(body) => {
-                        let address = std::ptr::from_ref(*body) as usize;
-                        if let Some(kept) = scanned.get(&address) {
-                            scan.append(index, kept);
-                        } else {
-                            let mut alone = Scan::default();
-                            alone.walk(0, body, &mut Vec::new());
-                            scan.append(index, &alone);
-                            if scanned.len() < MAX_KEPT {
-                                scanned.insert(address, alone);
-                            }
-                        }
-                    }
-                    Cow::Owned(body) => scan.walk(index, body, &mut stack),
-                }
-            }
-        });
+        for (index, rule) in grammar.rules.iter().enumerate() {
+            scan.walk(index, &rule.body, &mut stack);
+        }
         scan
-    }
-
-    /// Adds rule `index` from `kept`, the scan of its body alone (a body that lives for
-    /// the whole process, scanned once per thread).
-    fn append(&mut self, index: usize, kept: &Scan<'static>) {
-        self.rules.push(RuleScan {
-            depth: kept.rules[0].depth,
-            refs_from: self.refs.len(),
-            repeats_from: self.repeats.len(),
-        });
-        self.refs.extend_from_slice(&kept.refs);
-        self.repeats.extend_from_slice(&kept.repeats);
-        self.empty_ranges
-            .extend(kept.empty_ranges.iter().map(|&(_, range)| (index, range)));
-        self.size_bound = self.size_bound.saturating_add(kept.size_bound);
-        self.symbol_bound = self.symbol_bound.saturating_add(kept.symbol_bound);
-        self.repeat_chain = self.repeat_chain.max(kept.repeat_chain);
     }
 
     /// Adds rule `index` with body `body`, walking it (`stack` is scratch space).
     fn walk(&mut self, index: usize, body: &'g Expr, stack: &mut Vec<Walked<'g>>) {
         let mut deepest = 0;
         let refs_from = self.refs.len();
-        let repeats_from = self.repeats.len();
         let mut size = 1u64;
         stack.push((body, 1usize, 1u64, 1u64));
         while let Some((expr, depth, copies, chain)) = stack.pop() {
@@ -263,45 +202,31 @@ impl<'g> Scan<'g> {
         self.rules.push(RuleScan {
             depth: deepest,
             refs_from,
-            repeats_from,
         });
     }
 
     /// Where rule `index`'s references lie in [`Scan::refs`].
     fn refs_range(&self, index: usize) -> std::ops::Range<usize> {
-        self.span(index, |r| r.refs_from, self.refs.len())
-    }
-
-    /// Where rule `index`'s repetitions lie in [`Scan::repeats`].
-    fn repeats_range(&self, index: usize) -> std::ops::Range<usize> {
-        self.span(index, |r| r.repeats_from, self.repeats.len())
-    }
-
-    /// Rule `index`'s part of a list each rule appends to: from where it starts (`from`)
-    /// to where the next rule's starts, or the list's `len` for the last rule.
-    fn span(
-        &self,
-        index: usize,
-        from: impl Fn(&RuleScan) -> usize,
-        len: usize,
-    ) -> std::ops::Range<usize> {
-        let start = from(&self.rules[index]);
-        let end = self.rules.get(index + 1).map_or(len, &from);
+        let start = self.rules[index].refs_from;
+        let end = self
+            .rules
+            .get(index + 1)
+            .map_or(self.refs.len(), |r| r.refs_from);
         start..end
     }
 }
 
 /// For each rule (its first definition), the rules it references; none for later
-/// duplicate definitions, and none for settled rules (what they reach is settled too, so
-/// the analyses that follow need not see it).
+/// duplicate definitions.
 fn reference_edges<'t>(
+    grammar: &Grammar,
     defined: &Definitions<'_>,
-    settled: &[Option<derives::Facts>],
     targets_of: impl Fn(usize) -> &'t [Option<usize>],
 ) -> Graph {
-    let mut edges = Graph::with_capacity(settled.len(), settled.len() * 2);
-    for (index, facts) in settled.iter().enumerate() {
-        if defined.is_first(index) && facts.is_none() {
+    let n = grammar.rules.len();
+    let mut edges = Graph::with_capacity(n, n * 2);
+    for index in 0..n {
+        if defined.is_first(index) {
             for &target in targets_of(index).iter().flatten() {
                 edges.push_target(target);
             }

@@ -359,7 +359,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(err);
             }
         };
-        self.push_rule(name.clone(), Cow::Owned(body));
+        self.push_rule(name.clone(), body);
         Ok(Expr::rule(name))
     }
 

@@ -110,7 +110,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         };
         grammar.rules.push(Rule {
             name: "root".into(),
-            body: Cow::Owned(body),
+            body,
             pos: gbnf::Pos::default(),
         });
         grammar.rules.append(&mut self.rules);

@@ -1,8 +1,6 @@
 //! The [`Emitter`]'s rules and their names: unique, derived from JSON pointers, with the
 //! shared building blocks under stable names.
 
-use std::borrow::Cow;
-
 use rustc_hash::FxHashSet;
 
 use super::Emitter;
@@ -25,7 +23,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// Adds a rule named after `hint` (made unique) and returns a reference to it.
     pub fn add_rule(&mut self, hint: &str, body: Expr) -> Expr {
         let name = self.fresh_name(hint);
-        self.push_rule(name.clone(), Cow::Owned(body));
+        self.push_rule(name.clone(), body);
         Expr::rule(name)
     }
 
@@ -62,7 +60,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .map(|(name, _)| name.clone())
             .unwrap_or_default();
         for (name, body) in rules {
-            self.named_rule_with(name, |_| Cow::Borrowed(body));
+            self.named_rule(name, |_| body.clone());
         }
         Expr::rule(entry)
     }
@@ -70,15 +68,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// A reference to the fixed-name rule `name`, made from `body` the first time only
     /// (a building block shared by every schema in the grammar).
     pub fn named_rule(&mut self, name: &str, body: impl FnOnce(&mut Self) -> Expr) -> Expr {
-        self.named_rule_with(name, |e| Cow::Owned(body(e)))
-    }
-
-    /// [`Emitter::named_rule`] for a body that may be borrowed (one of [`blocks`]).
-    pub fn named_rule_with(
-        &mut self,
-        name: &str,
-        body: impl FnOnce(&mut Self) -> Cow<'static, Expr>,
-    ) -> Expr {
         if !self.names.contains(name) {
             let body = body(self);
             self.take_name(CompactString::from(name));
@@ -107,7 +96,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     pub fn add_named_rules_exact(&mut self, rules: Vec<(String, Expr)>) {
         for (name, body) in rules {
             self.take_name(CompactString::from(name.as_str()));
-            self.push_rule(name.into(), Cow::Owned(body));
+            self.push_rule(name.into(), body);
         }
     }
 
@@ -169,7 +158,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
 
     /// Adds the rule `name ::= body`. The list starts with room for a typical schema's
     /// rules when the first is added.
-    pub(super) fn push_rule(&mut self, name: CompactString, body: Cow<'static, Expr>) {
+    pub(super) fn push_rule(&mut self, name: CompactString, body: Expr) {
         if self.rules.capacity() == 0 {
             self.rules.reserve(32);
         }
@@ -268,7 +257,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 for &referred in &block.refers_to {
                     self.emit_shared(referred);
                 }
-                self.push_rule(name.into(), Cow::Borrowed(&block.body));
+                self.push_rule(name.into(), block.body.clone());
             }
         }
     }

@@ -2,8 +2,6 @@
 //! string that is none of the declared names, written as a trie of "not this character
 //! here" alternatives, so no escape spelling lets a declared name in.
 
-use std::borrow::Cow;
-
 use crate::gbnf::ast::CompactString;
 use crate::gbnf::Expr;
 use crate::json_text;
@@ -170,20 +168,16 @@ pub(super) enum Stop {
 
 /// Key contents that start with a character other than the plain characters `excluded`
 /// (or with an escape), or with `Stop::Yes` nothing at all: a rule named after the set,
-/// made once per grammar (its body built once per process for no or one ASCII
-/// character, the usual case).
+/// made once per grammar.
 pub(super) fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: Stop) -> Expr {
     let stop_too = stop == Stop::Yes;
     let body = |e: &mut Emitter<'_, '_, '_>| {
         e.emit_shared("cchar");
         e.emit_shared("cesc");
-        match blocks::other_start_shared(excluded, stop_too) {
-            Some(shared) => Cow::Borrowed(shared),
-            None => Cow::Owned(blocks::other_start(excluded, stop_too)),
-        }
+        blocks::other_start(excluded, stop_too)
     };
     if excluded.len() > 16 {
-        return body(e).into_owned();
+        return body(e);
     }
     // The prefix, then each character: itself when a letter or digit, else `-{hex}-`.
     let mut name = [0u8; OR_STOP_PREFIX.len() + 16 * "-10ffff-".len()];
@@ -213,7 +207,7 @@ pub(super) fn other_start(e: &mut Emitter<'_, '_, '_>, excluded: &[char], stop: 
     }
     // Only ASCII was written.
     let name = std::str::from_utf8(&name[..len]).unwrap_or_default();
-    e.named_rule_with(name, body)
+    e.named_rule(name, body)
 }
 
 /// The prefix of the "any other first character" rule names (`other_start`), which no
