@@ -6,6 +6,7 @@
 //! [`BridgeError::Invalid`] with every attempt's problems.
 
 use gbnfc_compiler::gbnf::CheckedGrammar;
+use gbnfc_compiler::tools::Syntax;
 
 use crate::chat::{self, Message};
 use crate::generate::{Finish, GenerateOptions, Generation, Generator, Stats};
@@ -34,7 +35,8 @@ pub fn cut_off(tokens: usize) -> String {
 }
 
 /// Runs up to `retries + 1` attempts of `conversation` under `grammar`, each judged by
-/// `judge`, to the first accepted result.
+/// `judge`, to the first accepted result. Earlier tool calls in the conversation are shown
+/// in `syntax` (`None`: the chat template's, [`chat::syntax_for`]).
 ///
 /// # Errors
 /// Any engine error; [`BridgeError::Truncated`] (the last attempt's text) when every
@@ -44,6 +46,7 @@ pub fn with_retries<T>(
     generator: &(impl Generator + ?Sized),
     mut conversation: Vec<Message>,
     grammar: Option<&CheckedGrammar>,
+    syntax: Option<Syntax>,
     options: &GenerateOptions,
     retries: usize,
     mut judge: impl FnMut(&Generation, &Attempt<'_>) -> Verdict<T>,
@@ -53,7 +56,7 @@ pub fn with_retries<T>(
     let mut truncations = 0;
     let mut last_truncated = None;
     for attempt in 0..=retries {
-        let prompt = chat::render_prompt(generator.engine(), &conversation)?;
+        let prompt = chat::render_prompt_with(generator.engine(), None, syntax, &conversation)?;
         let attempt_options = GenerateOptions {
             seed: options.seed.wrapping_add(attempt as u32),
             ..*options

@@ -3,12 +3,16 @@
 //!
 //! Messages have the hosted APIs' shape (`role` system / user / assistant / tool,
 //! `content`, `tool_calls`, `tool_call_id`, `name`). The prompt comes from the chat
-//! template in the GGUF file, applied by llama.cpp. Tool calls and tool results are
-//! written into message text the way the Hermes / Qwen 2.5 / SmolLM2 family was trained
-//! on: calls as `<tool_call>` blocks in the assistant's text, results inside
-//! `<tool_response>` tags, and the tool list as a `<tools>` block in the system prompt
-//! ([`tools_system_prompt`], [`with_tools`]).
+//! template in the GGUF file, applied by llama.cpp. Earlier tool calls are written into
+//! the assistant's text in the call syntax of the model's family ([`syntax_for`]), byte
+//! for byte as the call grammar makes the model write them: `<tool_call>` blocks for
+//! Hermes / Qwen 2.5 / SmolLM2, `[TOOL_CALLS][…]` for Mistral, JSON objects with
+//! `parameters` for Llama 3. Tool results go inside `<tool_response>` tags (Hermes),
+//! `[TOOL_RESULTS]…[/TOOL_RESULTS]` (Mistral) or an `ipython` turn (Llama 3). The tool
+//! list is a `<tools>` block in the system prompt ([`tools_system_prompt`],
+//! [`with_tools`]).
 
+use gbnfc_compiler::tools::{self, mistral_id, write_calls, Syntax};
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate};
 use serde_json::{json, Map, Value};
 
@@ -224,37 +228,57 @@ impl Message {
         Value::Object(object)
     }
 
-    /// The text the chat template gets for this message: the content, then each tool
-    /// call as a `<tool_call>` block; a tool result inside `<tool_response>` tags.
-    pub fn template_content(&self) -> String {
+    /// The role the chat template gets for this message in `syntax`'s family. A tool
+    /// result is an `ipython` turn for Llama 3 (its templates' tool role) and a `user`
+    /// turn for Mistral: llama.cpp's Mistral templates know no tool role and would close
+    /// it like an answer, so the model would not answer after it.
+    pub fn template_role(&self, syntax: Syntax) -> &'static str {
+        match (self.role, syntax) {
+            (Role::Tool, Syntax::Llama3) => "ipython",
+            (Role::Tool, Syntax::Mistral) => "user",
+            (role, _) => role.as_str(),
+        }
+    }
+
+    /// The text the chat template gets for this message in `syntax`'s family: the
+    /// content, then the tool calls as the model writes them ([`write_calls`]); a tool
+    /// result wrapped as that family reads results.
+    pub fn template_content(&self, syntax: Syntax) -> String {
         let content = self.content.clone().unwrap_or_default();
         match self.role {
-            Role::Tool => format!("<tool_response>\n{content}\n</tool_response>"),
+            Role::Tool => match syntax {
+                Syntax::Llama3 => content,
+                Syntax::Mistral => format!(
+                    "[TOOL_RESULTS]{{\"content\": {}, \"call_id\": {}}}[/TOOL_RESULTS]",
+                    Value::String(content),
+                    Value::String(mistral_id(self.tool_call_id.as_deref().unwrap_or_default()))
+                ),
+                Syntax::Hermes | Syntax::Json => {
+                    format!("<tool_response>\n{content}\n</tool_response>")
+                }
+            },
             _ if self.tool_calls.is_empty() => content,
             _ => {
+                let calls: Vec<tools::ToolCall> = self
+                    .tool_calls
+                    .iter()
+                    .map(|call| tools::ToolCall {
+                        name: call.name.clone(),
+                        // Arguments that are not JSON are written as a JSON string.
+                        arguments: serde_json::from_str(&call.arguments)
+                            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+                        id: Some(call.id.clone()),
+                    })
+                    .collect();
                 let mut text = content;
-                for call in &self.tool_calls {
-                    if !text.is_empty() {
-                        text.push('\n');
-                    }
-                    text.push_str(&tool_call_block(&call.name, &call.arguments));
+                if !text.is_empty() {
+                    text.push('\n');
                 }
+                text.push_str(&write_calls(syntax, &calls));
                 text
             }
         }
     }
-}
-
-/// A call written the way Hermes-style models write it, byte for byte what gbnfc's
-/// `hermes` call grammar produces: `<tool_call>\n{"name": "f", "arguments": {…}}\n</tool_call>`
-/// (arguments compact; arguments that are not JSON are written as a JSON string).
-pub fn tool_call_block(name: &str, arguments: &str) -> String {
-    let arguments: Value =
-        serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()));
-    format!(
-        "<tool_call>\n{{\"name\": {}, \"arguments\": {arguments}}}\n</tool_call>",
-        Value::String(name.to_string())
-    )
 }
 
 /// Reads an OpenAI messages array, or an object with a `messages` array (a whole
@@ -334,6 +358,17 @@ pub fn with_system_text(messages: &[Message], text: &str) -> Vec<Message> {
     out
 }
 
+/// The call syntax a chat template was trained on: Mistral's `[TOOL_CALLS]`, Llama 3's
+/// header tokens (JSON calls with `parameters`), else Hermes `<tool_call>` tags (Hermes,
+/// Qwen 2.5, SmolLM2 and other ChatML models).
+pub fn syntax_for(template: Option<&str>) -> Syntax {
+    match template {
+        Some(t) if t.contains("[TOOL_CALLS]") => Syntax::Mistral,
+        Some(t) if t.contains("<|start_header_id|>") => Syntax::Llama3,
+        _ => Syntax::Hermes,
+    }
+}
+
 /// The chat template stored in the model file, if any (the tool-call layer reads it to
 /// pick the call syntax the model was trained on).
 pub fn template_text(engine: &Engine) -> Option<String> {
@@ -345,30 +380,122 @@ pub fn template_text(engine: &Engine) -> Option<String> {
 }
 
 /// The prompt for `messages` under the model's own chat template, ending where the
-/// assistant's answer begins. A model without a template gets ChatML.
+/// assistant's answer begins, with earlier tool calls in the template's call syntax
+/// ([`syntax_for`]). A model without a template gets ChatML.
 ///
 /// # Errors
 /// [`BridgeError::Messages`] for text with NUL characters, [`BridgeError::ChatTemplate`]
 /// when llama.cpp cannot apply the template.
 pub fn render_prompt(engine: &Engine, messages: &[Message]) -> Result<String, BridgeError> {
-    let template = match engine.model().chat_template(None) {
-        Ok(template) => template,
-        Err(_) => LlamaChatTemplate::new("chatml")
-            .map_err(|e| BridgeError::ChatTemplate(e.to_string()))?,
+    render_prompt_with(engine, None, None, messages)
+}
+
+/// [`render_prompt`] under `template` (a llama.cpp template name such as `llama3` or
+/// `mistral-v7`, or a template's text) instead of the model's, and with earlier calls in
+/// `syntax` instead of the template's (a `--syntax` chosen over the template's).
+///
+/// # Errors
+/// As [`render_prompt`].
+pub fn render_prompt_with(
+    engine: &Engine,
+    template: Option<&LlamaChatTemplate>,
+    syntax: Option<Syntax>,
+    messages: &[Message],
+) -> Result<String, BridgeError> {
+    let own;
+    let template = match template {
+        Some(template) => template,
+        None => {
+            own = match engine.model().chat_template(None) {
+                Ok(template) => template,
+                Err(_) => LlamaChatTemplate::new("chatml")
+                    .map_err(|e| BridgeError::ChatTemplate(e.to_string()))?,
+            };
+            &own
+        }
     };
+    let syntax = syntax.unwrap_or_else(|| syntax_for(template.to_string().ok().as_deref()));
     let chat = messages
         .iter()
         .map(|m| {
-            LlamaChatMessage::new(m.role.as_str().to_string(), m.template_content())
-                .map_err(|_| BridgeError::Messages("a message contains a NUL character".into()))
+            LlamaChatMessage::new(
+                m.template_role(syntax).to_string(),
+                m.template_content(syntax),
+            )
+            .map_err(|_| BridgeError::Messages("a message contains a NUL character".into()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     engine
         .model()
-        .apply_chat_template(&template, &chat, true)
+        .apply_chat_template(template, &chat, true)
         .map_err(|e| {
             BridgeError::ChatTemplate(format!(
                 "{e} (llama.cpp does not know this model's template)"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_picks_the_syntax() {
+        assert_eq!(syntax_for(Some("{{ '[TOOL_CALLS]' }}")), Syntax::Mistral);
+        assert_eq!(
+            syntax_for(Some("<|start_header_id|>user<|end_header_id|>")),
+            Syntax::Llama3
+        );
+        assert_eq!(syntax_for(Some("<|im_start|>user")), Syntax::Hermes);
+        assert_eq!(syntax_for(None), Syntax::Hermes);
+    }
+
+    fn call_turn() -> Message {
+        let mut turn = Message::assistant("Checking.");
+        turn.tool_calls.push(ToolCall {
+            id: "call_abcdefghijklmnopqrstuvwx".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city": "Chengdu"}"#.into(),
+        });
+        turn
+    }
+
+    #[test]
+    fn earlier_calls_are_written_in_the_family_syntax() {
+        let turn = call_turn();
+        assert_eq!(
+            turn.template_content(Syntax::Hermes),
+            "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Chengdu\"}}\n</tool_call>"
+        );
+        assert_eq!(
+            turn.template_content(Syntax::Mistral),
+            "Checking.\n[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Chengdu\"}, \"id\": \"pqrstuvwx\"}]"
+        );
+        assert_eq!(
+            turn.template_content(Syntax::Llama3),
+            "Checking.\n{\"name\": \"get_weather\", \"parameters\": {\"city\":\"Chengdu\"}}"
+        );
+        assert_eq!(turn.template_role(Syntax::Mistral), "assistant");
+    }
+
+    #[test]
+    fn tool_results_are_written_as_the_family_reads_them() {
+        let result = Message::tool(
+            "call_abcdefghijklmnopqrstuvwx",
+            "get_weather",
+            "21 °C, \"sunny\"",
+        );
+        assert_eq!(
+            result.template_content(Syntax::Hermes),
+            "<tool_response>\n21 °C, \"sunny\"\n</tool_response>"
+        );
+        assert_eq!(result.template_role(Syntax::Hermes), "tool");
+        assert_eq!(
+            result.template_content(Syntax::Mistral),
+            "[TOOL_RESULTS]{\"content\": \"21 °C, \\\"sunny\\\"\", \"call_id\": \"pqrstuvwx\"}[/TOOL_RESULTS]"
+        );
+        assert_eq!(result.template_role(Syntax::Mistral), "user");
+        assert_eq!(result.template_content(Syntax::Llama3), "21 °C, \"sunny\"");
+        assert_eq!(result.template_role(Syntax::Llama3), "ipython");
+    }
 }

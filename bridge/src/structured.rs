@@ -230,6 +230,7 @@ pub fn run_prepared(
         generator,
         conversation,
         grammar,
+        None,
         &options.generate,
         options.retries,
         |generation, attempt| match generation.finish {

@@ -30,7 +30,7 @@ pub struct CallSpec {
     pub parallel: Option<bool>,
     /// The most calls in one reply, with parallel calls.
     pub max_calls: u32,
-    /// The call syntax; `None`: the one the model's chat template uses ([`syntax_for`]).
+    /// The call syntax; `None`: the one the model's chat template uses ([`chat::syntax_for`]).
     pub syntax: Option<Syntax>,
     /// Absent `additionalProperties` means `false` in argument schemas, so the model
     /// writes only declared arguments. Sound either way; on by default, because extra
@@ -76,7 +76,7 @@ impl PreparedCalls {
     pub fn new(engine: &Engine, spec: &CallSpec) -> Result<PreparedCalls, BridgeError> {
         let syntax = spec
             .syntax
-            .unwrap_or_else(|| syntax_for(chat::template_text(engine).as_deref()));
+            .unwrap_or_else(|| chat::syntax_for(chat::template_text(engine).as_deref()));
         let options = ToolOptions {
             syntax,
             choice: spec.choice.clone(),
@@ -194,17 +194,6 @@ impl PreparedCalls {
     }
 }
 
-/// The call syntax a chat template was trained on: Mistral's `[TOOL_CALLS]`, Llama 3's
-/// header tokens (JSON calls with `parameters`), else Hermes `<tool_call>` tags (Hermes,
-/// Qwen 2.5, SmolLM2 and other ChatML models).
-pub fn syntax_for(template: Option<&str>) -> Syntax {
-    match template {
-        Some(t) if t.contains("[TOOL_CALLS]") => Syntax::Mistral,
-        Some(t) if t.contains("<|start_header_id|>") => Syntax::Llama3,
-        _ => Syntax::Hermes,
-    }
-}
-
 /// The assistant's reply.
 #[derive(Debug, Clone)]
 pub struct CallReply {
@@ -255,6 +244,7 @@ pub fn call(
         generator,
         conversation,
         grammar,
+        Some(prepared.compiled.syntax),
         options,
         retries,
         |generation, attempt| match generation.finish {
@@ -299,20 +289,4 @@ pub fn call(
             }
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_template_picks_the_syntax() {
-        assert_eq!(syntax_for(Some("{{ '[TOOL_CALLS]' }}")), Syntax::Mistral);
-        assert_eq!(
-            syntax_for(Some("<|start_header_id|>user<|end_header_id|>")),
-            Syntax::Llama3
-        );
-        assert_eq!(syntax_for(Some("<|im_start|>user")), Syntax::Hermes);
-        assert_eq!(syntax_for(None), Syntax::Hermes);
-    }
 }

@@ -2,7 +2,8 @@
 //! temperature 1.0: `get_weather` forced (`required`), an `auto` request that needs no
 //! tool, and parallel calls. Every reply must be a well-formed OpenAI assistant message
 //! whose calls name a listed tool and whose arguments validate — checked here with a
-//! validator built from the tool list by hand, independently of the bridge.
+//! validator built from the tool list by hand, independently of the bridge. And a chat
+//! history shows earlier calls in each family's own call syntax.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -14,7 +15,9 @@ use gbnfc_bridge::chat;
 use gbnfc_bridge::openai::FinishReason;
 use gbnfc_bridge::tool_calls::{call, CallSpec, PreparedCalls};
 use gbnfc_bridge::GenerateOptions;
-use gbnfc_compiler::tools::ToolChoice;
+use gbnfc_compiler::recognize::Recognizer;
+use gbnfc_compiler::tools::{self, compile_tools, write_calls, Syntax, ToolChoice, ToolOptions};
+use llama_cpp_2::model::LlamaChatTemplate;
 use serde_json::Value;
 
 const SEEDS: u32 = 20;
@@ -158,5 +161,83 @@ fn calls_cut_off_on_every_attempt_are_reported_as_truncated() {
             assert!(!text.is_empty());
         }
         other => panic!("expected Truncated, got {other:?}"),
+    }
+}
+
+/// A history with an earlier call and its result, rendered under llama.cpp's Mistral and
+/// Llama 3 templates and the default model's own (ChatML): the call appears exactly as
+/// that family's call grammar makes the model write it (the grammar accepts it, and no
+/// Hermes block is left in another family's prompt), and the result as the family reads
+/// results.
+#[test]
+fn history_shows_earlier_calls_in_each_familys_syntax() {
+    let tools = weather_tools();
+    let mut turn = chat::Message::assistant("");
+    turn.tool_calls.push(chat::ToolCall {
+        id: "call_abcdefghijklmnopqrstuvwx".into(),
+        name: "get_weather".into(),
+        arguments: r#"{"location": "Chengdu, China", "extensions": "base"}"#.into(),
+    });
+    let messages = [
+        chat::Message::user("What is the weather in Chengdu?"),
+        turn,
+        chat::Message::tool(
+            "call_abcdefghijklmnopqrstuvwx",
+            "get_weather",
+            "21 C, sunny",
+        ),
+    ];
+    for (template, syntax, result) in [
+        (
+            Some("mistral-v7"),
+            Syntax::Mistral,
+            r#"[TOOL_RESULTS]{"content": "21 C, sunny", "call_id": "pqrstuvwx"}[/TOOL_RESULTS]"#,
+        ),
+        (
+            Some("llama3"),
+            Syntax::Llama3,
+            "<|start_header_id|>ipython<|end_header_id|>\n\n21 C, sunny",
+        ),
+        (
+            None,
+            Syntax::Hermes,
+            "<tool_response>\n21 C, sunny\n</tool_response>",
+        ),
+    ] {
+        let template = template.map(|name| LlamaChatTemplate::new(name).unwrap());
+        let prompt =
+            chat::render_prompt_with(engine(), template.as_ref(), Some(syntax), &messages).unwrap();
+        let compiled = compile_tools(
+            &tools,
+            &ToolOptions {
+                syntax,
+                choice: Some(ToolChoice::Required),
+                ..ToolOptions::default()
+            },
+        )
+        .unwrap();
+        let grammar = compiled.grammar.as_ref().unwrap();
+        let written = write_calls(
+            syntax,
+            &[tools::ToolCall {
+                name: "get_weather".into(),
+                arguments: serde_json::json!({"location": "Chengdu, China", "extensions": "base"}),
+                id: Some("pqrstuvwx".into()),
+            }],
+        );
+        assert!(prompt.contains(&written), "{syntax}: {prompt}");
+        assert!(
+            Recognizer::new(grammar)
+                .unwrap()
+                .recognize(&written)
+                .accepted,
+            "{syntax}: the call grammar rejects the history's call {written}"
+        );
+        assert!(prompt.contains(result), "{syntax}: {prompt}");
+        assert_eq!(
+            prompt.contains("<tool_call>"),
+            syntax == Syntax::Hermes,
+            "{syntax}: {prompt}"
+        );
     }
 }

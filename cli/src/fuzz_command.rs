@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use gbnfc_bridge::chat;
 use gbnfc_bridge::structured::{self, OutputSpec, Prepared};
-use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
+use gbnfc_bridge::tool_calls::{CallSpec, PreparedCalls};
 use gbnfc_bridge::validate::Validator;
 use gbnfc_bridge::{generate, Finish, GenerateOptions};
 use gbnfc_compiler::gbnf::CheckedGrammar;
@@ -180,7 +180,7 @@ pub fn run(args: &FuzzArgs) -> Result<ExitCode, Failure> {
     };
     // Calls are written in the model's own syntax (JSON without a model).
     let syntax = engine.as_ref().map_or(Syntax::Json, |engine| {
-        tool_calls::syntax_for(chat::template_text(engine).as_deref())
+        chat::syntax_for(chat::template_text(engine).as_deref())
     });
     let target = Target::new(&input, syntax)?;
     let Some(grammar) = target.grammar() else {

@@ -45,6 +45,7 @@ pub mod parse;
 pub mod prose;
 pub mod stream;
 pub mod syntax;
+mod write;
 
 use std::fmt;
 
@@ -62,6 +63,7 @@ pub use parse::{parse_reply, parse_tool_calls, CallParseError, Reply, ToolCall};
 pub use prose::prose_grammar;
 pub use stream::{CallStream, StreamEvent};
 pub use syntax::{Syntax, MISTRAL_ID_LEN};
+pub use write::{mistral_id, write_calls};
 
 use combine::{combine, Unit};
 use names::Names;

@@ -27,8 +27,8 @@ use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::KeywordStatus;
 use gbnfc_compiler::tools::{
-    compile_tools, parse_tool_calls, prose_grammar, read_tools, CompiledTools, InputFormat, Syntax,
-    ToolCall, ToolChoice, ToolOptions, ToolsError, MISTRAL_ID_LEN,
+    compile_tools, parse_tool_calls, prose_grammar, read_tools, write_calls, CompiledTools,
+    InputFormat, Syntax, ToolCall, ToolChoice, ToolOptions, ToolsError, MISTRAL_ID_LEN,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -148,9 +148,27 @@ struct Judge<'c> {
     compiled: &'c CompiledTools,
     validators: &'c BTreeMap<String, jsonschema::Validator>,
     answer: Option<&'c jsonschema::Validator>,
+    /// The compiled grammar's recognizer.
+    recognizer: &'c Recognizer,
 }
 
 impl Judge<'_> {
+    /// The calls written back as a chat history shows them (`write_calls`): the grammar
+    /// accepts that text, and it reads back as the same calls.
+    fn written_back(&self, calls: &[ToolCall], text: &str) {
+        let syntax = self.compiled.syntax;
+        let written = write_calls(syntax, calls);
+        assert!(
+            self.recognizer.recognize(&written).accepted,
+            "{}: the grammar rejects the calls written back
+sample: {text}
+written: {written}",
+            self.label
+        );
+        let again = parse_tool_calls(syntax, &written).unwrap();
+        assert_eq!(again, calls, "{}: {written}", self.label);
+    }
+
     /// Judges a text of calls; returns how many calls it has.
     fn calls(&self, text: &str, stats: &mut Stats) -> u32 {
         let calls = match parse_tool_calls(self.compiled.syntax, text) {
@@ -158,6 +176,7 @@ impl Judge<'_> {
             Err(e) => panic!("{}: a sample is no call: {e}\n{text}", self.label),
         };
         exact_layout(self.compiled.syntax, text, &calls, &self.label);
+        self.written_back(&calls, text);
         let n = calls.len() as u32;
         assert!(
             n >= 1 && n <= self.compiled.max_calls,
@@ -360,17 +379,19 @@ fn property(label: &str, input: &Value, stats: &mut Stats) {
                     again.grammar.as_ref().map(ToString::to_string),
                     "{label}: not deterministic"
                 );
-                let judge = Judge {
-                    label: label.clone(),
-                    compiled: &compiled,
-                    validators: &validators,
-                    answer: answer_validator.as_ref(),
-                };
                 let Some(grammar) = &compiled.grammar else {
                     assert_eq!(*choice, ToolChoice::None, "{label}");
                     assert!(answer_schema.is_none());
                     assert!(compiled.lazy_grammar.is_none() && compiled.triggers.is_empty());
                     continue;
+                };
+                let recognizer = Recognizer::new(grammar).unwrap();
+                let judge = Judge {
+                    label: label.clone(),
+                    compiled: &compiled,
+                    validators: &validators,
+                    answer: answer_validator.as_ref(),
+                    recognizer: &recognizer,
                 };
                 stats.grammars += 1;
                 clean(grammar, &label);
