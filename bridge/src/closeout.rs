@@ -3,7 +3,7 @@
 //! A grammar guarantees structure, not termination: a small model can stay inside one
 //! unbounded string until the token budget runs out, and a truncated output is worth
 //! nothing. [`Closer`] follows the generated text with an incremental Earley parser over
-//! the grammar's flat form and can say, at any point, which shortest text would complete
+//! the grammar's flat form (the compiler's shared [`Chart`]) and can say, at any point, which shortest text would complete
 //! it. The generator keeps the invariant "tokens generated + tokens of the shortest
 //! completion ≤ budget": when the model's next token would break it, the generator
 //! appends the completion instead, so a run that starts within budget ends complete.
@@ -17,8 +17,9 @@
 //! last set, followed up its chain of argmins; `|β|` and the text for it come from each
 //! nonterminal's shortest derivation ([`Flat::min_derivation`]).
 
+use gbnfc_compiler::earley::{Chart, EarleyGrammar, Item};
 use gbnfc_compiler::gbnf::{CharSet, Flat, Grammar, Sym, Terminal};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// Weight of one character in derivation costs; one production weighs 1, so costs order
 /// first by characters, then by productions (which makes shortest derivations acyclic).
@@ -30,30 +31,9 @@ const MAX_FLAT_SIZE: usize = 2_000_000;
 /// Marks "no item": the base of the argmin chain, `G(0, S') = 0`.
 const BASE: u32 = u32::MAX;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Item {
-    production: u32,
-    dot: u32,
-    origin: u32,
-}
-
-/// One Earley set, and (once asked for) its `G(j, ·)`: for each nonterminal waited on
-/// here, the cost of finishing and the item it goes through.
-#[derive(Default, Clone)]
-struct EarleySet {
-    items: Vec<Item>,
-    seen: FxHashSet<Item>,
-    waiting: FxHashMap<u32, Vec<u32>>,
-    goal: Option<FxHashMap<u32, (u64, u32)>>,
-}
-
-impl EarleySet {
-    fn add(&mut self, item: Item) {
-        if self.seen.insert(item) {
-            self.items.push(item);
-        }
-    }
-}
+/// `G(j, ·)` of one set: for each nonterminal waited on there, the cost of finishing the
+/// parse once it completes, and the waiting item (index into the set) it goes through.
+type Goal = FxHashMap<u32, (u64, u32)>;
 
 /// Follows a generated text through a grammar and tells the shortest text that
 /// completes it.
@@ -68,17 +48,16 @@ impl EarleySet {
 /// ```
 #[derive(Clone)]
 pub struct Closer {
-    flat: Flat,
-    start_nt: u32,
-    start_production: u32,
-    nullable: Vec<bool>,
+    grammar: EarleyGrammar,
     /// Least derivation weight of each nonterminal (`None`: derives nothing).
     weight: Vec<Option<u64>>,
     /// The production a shortest derivation of each nonterminal starts with.
     best: Vec<Option<u32>>,
     /// A character each terminal can stand for in a completion.
     example: Vec<Option<char>>,
-    sets: Vec<EarleySet>,
+    chart: Chart,
+    /// `G(j, ·)` of each set of the chart, once asked for.
+    goals: Vec<Option<Goal>>,
 }
 
 impl Closer {
@@ -92,11 +71,8 @@ impl Closer {
         {
             return None;
         }
-        let start_nt = flat.start?;
-        let start_production = *flat.by_lhs.get(start_nt as usize)?.first()?;
         let weight = flat.min_derivation(1, CHAR, None);
-        weight.get(start_nt as usize).copied().flatten()?;
-        let nullable = flat.nullable();
+        weight.get(flat.start? as usize).copied().flatten()?;
         let example: Vec<Option<char>> = flat
             .terminals
             .iter()
@@ -116,64 +92,40 @@ impl Closer {
                 best[lhs] = Some(p as u32);
             }
         }
-        let mut closer = Closer {
-            flat,
-            start_nt,
-            start_production,
-            nullable,
+        let grammar = EarleyGrammar::new(flat)?;
+        let chart = Chart::new(&grammar);
+        Some(Closer {
+            grammar,
             weight,
             best,
             example,
-            sets: Vec::new(),
-        };
-        let mut first = EarleySet::default();
-        first.add(Item {
-            production: start_production,
-            dot: 0,
-            origin: 0,
-        });
-        closer.close(&mut first, 0);
-        closer.sets.push(first);
-        Some(closer)
+            chart,
+            goals: vec![None],
+        })
+    }
+
+    fn flat(&self) -> &Flat {
+        self.grammar.flat()
     }
 
     /// Characters followed so far.
     pub fn len(&self) -> usize {
-        self.sets.len().saturating_sub(1)
+        self.chart.len()
     }
 
     /// `true` before any character has been followed.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.chart.is_empty()
     }
 
     /// Follows one more character; `false` (and nothing changes) when no text of the
     /// grammar continues this way.
     pub fn push(&mut self, c: char) -> bool {
-        let Some(last) = self.sets.last() else {
-            return false;
-        };
-        let mut next = EarleySet::default();
-        for item in &last.items {
-            let rhs = &self.flat.productions[item.production as usize].rhs;
-            if let Some(&Sym::T(t)) = rhs.get(item.dot as usize) {
-                if let Terminal::Chars(set) = &self.flat.terminals[t as usize] {
-                    if set.contains(c) {
-                        next.add(Item {
-                            dot: item.dot + 1,
-                            ..*item
-                        });
-                    }
-                }
-            }
+        let pushed = self.chart.push(&self.grammar, c);
+        if pushed {
+            self.goals.push(None);
         }
-        if next.items.is_empty() {
-            return false;
-        }
-        let position = self.sets.len() as u32;
-        self.close(&mut next, position);
-        self.sets.push(next);
-        true
+        pushed
     }
 
     /// Follows every character of `text`; on `false`, the characters before the one that
@@ -184,45 +136,33 @@ impl Closer {
 
     /// Forgets everything after the first `len` characters.
     pub fn truncate(&mut self, len: usize) {
-        self.sets.truncate(len + 1);
+        self.chart.truncate(len);
+        self.goals.truncate(len + 1);
     }
 
     /// Is the text followed so far a whole text of the grammar?
     pub fn is_complete(&self) -> bool {
-        self.sets.last().is_some_and(|set| {
-            set.items.iter().any(|item| {
-                item.production == self.start_production && item.dot == 1 && item.origin == 0
-            })
-        })
+        self.chart.is_complete(&self.grammar)
     }
 
     /// Can the text followed so far be extended by some character?
     pub fn can_continue(&self) -> bool {
-        self.sets.last().is_some_and(|set| {
-            set.items.iter().any(|item| {
-                matches!(
-                    self.flat.productions[item.production as usize]
-                        .rhs
-                        .get(item.dot as usize),
-                    Some(Sym::T(_))
-                )
-            })
-        })
+        self.chart.can_continue(&self.grammar)
     }
 
     /// The shortest text that completes what has been followed (empty when it is already
     /// complete), or `None` when that text would be longer than `max_chars`.
     pub fn completion(&mut self, max_chars: usize) -> Option<String> {
-        let k = self.sets.len().checked_sub(1)?;
+        let k = self.chart.len();
         for j in 0..=k {
-            if self.sets[j].goal.is_none() {
+            if self.goals[j].is_none() {
                 let goal = self.goal(j);
-                self.sets[j].goal = Some(goal);
+                self.goals[j] = Some(goal);
             }
         }
         // The cheapest item of the last set, and the cost of finishing through it.
         let mut best: Option<(u64, u32)> = None;
-        for (index, item) in self.sets[k].items.iter().enumerate() {
+        for (index, item) in self.chart.last().items().iter().enumerate() {
             let Some(cost) = self.finish_cost(item) else {
                 continue;
             };
@@ -240,17 +180,18 @@ impl Closer {
         let (mut set, mut index, mut skip) = (k, index, 0usize);
         // Argmins come from strict improvements, so the chain has no cycle; the bound is
         // a guard all the same.
-        let bound: usize = self.sets.iter().map(|s| s.items.len()).sum::<usize>() + 1;
+        let sets = self.chart.sets();
+        let bound: usize = sets.iter().map(|s| s.items().len()).sum::<usize>() + 1;
         for _ in 0..bound {
             if index == BASE {
                 return Some(text);
             }
-            let item = *self.sets[set].items.get(index as usize)?;
-            let production = &self.flat.productions[item.production as usize];
+            let item = *sets[set].items().get(index as usize)?;
+            let production = &self.flat().productions[item.production as usize];
             let rest = production.rhs.get(item.dot as usize + skip..)?;
             self.expand(rest, &mut text, max_chars)?;
             let origin = item.origin as usize;
-            let (_, next) = *self.sets[origin].goal.as_ref()?.get(&production.lhs)?;
+            let (_, next) = *self.goals[origin].as_ref()?.get(&production.lhs)?;
             set = origin;
             index = next;
             skip = 1;
@@ -260,16 +201,15 @@ impl Closer {
 
     /// Cost of finishing the parse through `item` of the last set (all goals known).
     fn finish_cost(&self, item: &Item) -> Option<u64> {
-        let production = &self.flat.productions[item.production as usize];
+        let production = &self.flat().productions[item.production as usize];
         let rest = rest_weight(
             &self.weight,
             &self.example,
             production.rhs.get(item.dot as usize..)?,
         )?;
         let parent = self
-            .sets
+            .goals
             .get(item.origin as usize)?
-            .goal
             .as_ref()?
             .get(&production.lhs)?
             .0;
@@ -277,18 +217,18 @@ impl Closer {
     }
 
     /// `G(j, ·)`: needs the goals of every earlier set.
-    fn goal(&self, j: usize) -> FxHashMap<u32, (u64, u32)> {
-        let set = &self.sets[j];
-        let mut goal: FxHashMap<u32, (u64, u32)> = FxHashMap::default();
+    fn goal(&self, j: usize) -> Goal {
+        let set = &self.chart.sets()[j];
+        let mut goal = Goal::default();
         if j == 0 {
-            goal.insert(self.start_nt, (0, BASE));
+            goal.insert(self.grammar.start_nt(), (0, BASE));
         }
         loop {
             let mut changed = false;
-            for (&nt, indices) in &set.waiting {
+            for (nt, indices) in set.waiting() {
                 for &index in indices {
-                    let item = set.items[index as usize];
-                    let production = &self.flat.productions[item.production as usize];
+                    let item = set.items()[index as usize];
+                    let production = &self.flat().productions[item.production as usize];
                     let Some(rest) = production
                         .rhs
                         .get(item.dot as usize + 1..)
@@ -300,8 +240,7 @@ impl Closer {
                     let parent = if origin == j {
                         goal.get(&production.lhs).map(|&(c, _)| c)
                     } else {
-                        self.sets[origin]
-                            .goal
+                        self.goals[origin]
                             .as_ref()
                             .and_then(|g| g.get(&production.lhs))
                             .map(|&(c, _)| c)
@@ -337,69 +276,17 @@ impl Closer {
                 }
                 Sym::Nt(nt) => {
                     let p = (*self.best.get(nt as usize)?)?;
-                    stack.extend(self.flat.productions[p as usize].rhs.iter().rev().copied());
+                    stack.extend(
+                        self.flat().productions[p as usize]
+                            .rhs
+                            .iter()
+                            .rev()
+                            .copied(),
+                    );
                 }
             }
         }
         Some(())
-    }
-
-    /// Prediction and completion on `set` (at `position`) to a fixed point, with Aycock
-    /// and Horspool's step over nullable nonterminals.
-    fn close(&self, set: &mut EarleySet, position: u32) {
-        let mut predicted: FxHashSet<u32> = FxHashSet::default();
-        let mut k = 0;
-        while k < set.items.len() {
-            let item = set.items[k];
-            let index = k as u32;
-            k += 1;
-            let production = &self.flat.productions[item.production as usize];
-            match production.rhs.get(item.dot as usize) {
-                None => {
-                    if item.origin == position {
-                        // An empty derivation: the nullable step already advanced its parents.
-                        continue;
-                    }
-                    let parents: Vec<Item> = self.sets[item.origin as usize]
-                        .waiting
-                        .get(&production.lhs)
-                        .map(|indices| {
-                            indices
-                                .iter()
-                                .map(|&i| self.sets[item.origin as usize].items[i as usize])
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    for parent in parents {
-                        set.add(Item {
-                            dot: parent.dot + 1,
-                            ..parent
-                        });
-                    }
-                }
-                Some(&Sym::Nt(nt)) => {
-                    set.waiting.entry(nt).or_default().push(index);
-                    if predicted.insert(nt) {
-                        for &p in &self.flat.by_lhs[nt as usize] {
-                            set.add(Item {
-                                production: p,
-                                dot: 0,
-                                origin: position,
-                            });
-                        }
-                    }
-                    if self.nullable[nt as usize] {
-                        set.add(Item {
-                            dot: item.dot + 1,
-                            ..item
-                        });
-                    }
-                }
-                Some(&Sym::T(_)) => {}
-            }
-        }
-        // The set is final: only `items` and `waiting` are read from here on.
-        set.seen = FxHashSet::default();
     }
 }
 

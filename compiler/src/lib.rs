@@ -15,6 +15,7 @@
 
 pub mod conformance;
 pub mod diagnostic;
+pub mod earley;
 pub mod gbnf;
 pub mod json_text;
 pub mod pattern;
