@@ -9,23 +9,26 @@
 //!
 //! The stages, each in its own module:
 //! - [`document`]: unwrap `response_format`, index `$id`/`$anchor`, resolve `$ref`;
-//! - [`merge`]: fold `allOf` (and `$ref` siblings) into one schema by intersecting keywords;
-//! - [`emit`]: lower each schema to GBNF rules, with [`objects`], [`arrays`], [`scalars`],
+//! - `merge`: fold `allOf` (and `$ref` siblings) into one schema by intersecting keywords;
+//! - `emit`: lower each schema to GBNF rules, with `objects`, `arrays`, `scalars`,
 //!   [`numeric`] ranges, string [`formats`] and `pattern`s ([`crate::pattern`]).
+//!
+//! Only [`document`], [`canon`], [`formats`] and [`numeric`] are public: the rest are
+//! the compiler's own stages, reached through [`compile`].
 
-pub mod arrays;
-pub mod blocks;
+mod arrays;
+mod blocks;
 pub mod canon;
 pub mod document;
-pub mod emit;
+mod emit;
 pub mod formats;
-pub mod keywords;
-pub mod lookup;
-pub mod merge;
+mod keywords;
+mod lookup;
+mod merge;
 pub mod numeric;
-pub mod objects;
-pub mod provenance;
-pub mod scalars;
+mod objects;
+mod provenance;
+mod scalars;
 
 use std::fmt;
 

@@ -216,14 +216,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
     }
 
-    /// Whitespace between tokens: nothing (compact) or the bounded `ws` rule.
-    pub fn ws(&mut self) -> Expr {
-        match self.options.whitespace {
-            Whitespace::Compact => Expr::empty(),
-            Whitespace::Flexible => self.shared_rule("ws"),
-        }
-    }
-
     /// `text` with optional whitespace around it (structural tokens `{ } [ ] , :`).
     pub fn token(&mut self, text: &str) -> Expr {
         match self.options.whitespace {
