@@ -9,6 +9,7 @@
 //!
 //! The stages, each in its own module:
 //! - [`document`]: unwrap `response_format`, index `$id`/`$anchor`, resolve `$ref`;
+//! - `read`: the keywords of strings and numbers read into typed schemas (`ir`);
 //! - `merge`: fold `allOf` (and `$ref` siblings) into one schema by intersecting keywords;
 //! - `emit`: lower each schema to GBNF rules, with `objects`, `arrays`, `scalars`,
 //!   [`numeric`] ranges, string [`formats`] and `pattern`s ([`crate::pattern`]).
@@ -22,12 +23,14 @@ pub mod canon;
 pub mod document;
 mod emit;
 pub mod formats;
+mod ir;
 mod keywords;
 mod lookup;
 mod merge;
 pub mod numeric;
 mod objects;
 mod provenance;
+mod read;
 mod scalars;
 
 use std::fmt;

@@ -1,13 +1,11 @@
 //! Strings and numbers: lengths, `pattern`, `format`, bounds and `multipleOf`.
 
-use std::cmp::Ordering;
-
-use serde_json::{Map, Number, Value};
+use serde_json::Number;
 
 use super::arrays::bounded_repeat;
 use super::document::Location;
 use super::emit::Emitter;
-use super::lookup::Lookup;
+use super::ir::{NumberSchema, StringSchema};
 use super::numeric::{self, NumericError};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -35,17 +33,17 @@ fn lengths_left_to_validation(
     Ok(())
 }
 
-/// The expression for strings valid under `map`.
+/// The expression for strings valid under `string`, the string keywords of the schema
+/// at `at`.
 ///
 /// # Errors
-/// Unsatisfiable lengths; invalid keyword values.
+/// Unsatisfiable lengths or `pattern`.
 pub fn string(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
+    string: &StringSchema,
     at: &Location,
 ) -> Result<Expr, CompileError> {
-    let min = e.count(map, "minLength", at)?.unwrap_or(0);
-    let max = e.count(map, "maxLength", at)?;
+    let (min, max) = (string.min_length, string.max_length);
     if max.is_some_and(|max| max < min) {
         return Err(e.unsatisfiable(
             at,
@@ -56,10 +54,7 @@ pub fn string(
         ));
     }
     let quote = Expr::literal("\"");
-    if let Some(pattern) = map.kw("pattern") {
-        let Some(pattern) = pattern.as_str() else {
-            return Err(e.invalid(&at.child("pattern"), "`pattern` must be a string"));
-        };
+    if let Some(pattern) = &string.pattern {
         match e.pattern_rule(pattern, at) {
             Ok(contents) => {
                 lengths_left_to_validation(
@@ -69,7 +64,7 @@ pub fn string(
                     max,
                     "lengths beside a `pattern` are checked after generation",
                 )?;
-                if map.has("format") {
+                if string.format.is_some() {
                     e.validation_only(
                         at,
                         "format",
@@ -93,8 +88,8 @@ pub fn string(
             }
         }
     }
-    if let Some(format) = map.kw("format").and_then(Value::as_str) {
-        if !map.has("pattern") {
+    if let Some(format) = &string.format {
+        if string.pattern.is_none() {
             if let Some(rules) = super::formats::built_rules(format) {
                 lengths_left_to_validation(
                     e,
@@ -139,47 +134,34 @@ pub fn string(
     Ok(e.add_rule(&hint, Expr::seq([quote.clone(), run, quote])))
 }
 
-/// The expression for numbers (or integers) valid under `map`: bounds exactly (any size,
-/// inclusive or exclusive, draft-04's boolean `exclusiveMinimum` too), `multipleOf`
+/// The expression for numbers (or integers) valid under `number`, the number keywords
+/// of the schema at `at`: bounds exactly (any size, inclusive or exclusive), `multipleOf`
 /// exactly for integer steps.
 ///
 /// # Errors
-/// Unsatisfiable bounds; invalid keyword values.
+/// Unsatisfiable bounds.
 pub fn number(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
+    number: &NumberSchema,
     at: &Location,
     integer: bool,
 ) -> Result<Expr, CompileError> {
-    let bound = |key: &str| -> Result<Option<Number>, CompileError> {
-        match map.kw(key) {
-            None | Some(Value::Bool(_)) => Ok(None),
-            Some(Value::Number(n)) => Ok(Some(n.clone())),
-            Some(_) => Err(e.invalid(&at.child(key), format!("`{key}` must be a number"))),
-        }
-    };
-    let (mut minimum, mut maximum) = (bound("minimum")?, bound("maximum")?);
-    let (mut exclusive_minimum, mut exclusive_maximum) =
-        (bound("exclusiveMinimum")?, bound("exclusiveMaximum")?);
-    // draft-04: `exclusiveMinimum: true` makes `minimum` exclusive.
-    if map.kw("exclusiveMinimum") == Some(&Value::Bool(true)) {
-        exclusive_minimum = minimum.take();
-    }
-    if map.kw("exclusiveMaximum") == Some(&Value::Bool(true)) {
-        exclusive_maximum = maximum.take();
-    }
-    let bounded = minimum.is_some()
-        || maximum.is_some()
-        || exclusive_minimum.is_some()
-        || exclusive_maximum.is_some();
+    let NumberSchema {
+        minimum,
+        exclusive_minimum,
+        maximum,
+        exclusive_maximum,
+        multiple_of,
+    } = number;
+    let bounded = number.bounded();
     let unsatisfiable =
         |e: &Emitter<'_, '_, '_>| e.unsatisfiable(at, "no number lies within the bounds");
     let too_complex = |e: &mut Emitter<'_, '_, '_>, key: &str, err: NumericError| {
         e.validation_only(at, key, format!("checked after generation: {err}"))
     };
-    let step = match map.kw("multipleOf") {
+    let step = match multiple_of {
         None => None,
-        Some(Value::Number(m)) if numeric::value::sign(m) == Some(Ordering::Greater) => {
+        Some(m) => {
             let integral_step = numeric::value::is_integral(m) == Some(true);
             if integer || integral_step {
                 match numeric::integer_step(m) {
@@ -200,12 +182,6 @@ pub fn number(
                 )?;
                 None
             }
-        }
-        Some(_) => {
-            return Err(e.invalid(
-                &at.child("multipleOf"),
-                "`multipleOf` must be a number above 0",
-            ))
         }
     };
     // Integers, and numbers whose step is an integer (their canonical texts are integers).

@@ -17,7 +17,7 @@ use crate::schema::keywords::{
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
-use crate::schema::{canon, CompileError};
+use crate::schema::{canon, read, scalars, CompileError};
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// The expression for values valid under `schema` (at `at`).
@@ -490,9 +490,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let result = match *t {
                 "null" => Ok(self.shared_rule("null")),
                 "boolean" => Ok(self.shared_rule("boolean")),
-                "string" => crate::schema::scalars::string(self, map, at),
-                "integer" => crate::schema::scalars::number(self, map, at, true),
-                "number" => crate::schema::scalars::number(self, map, at, false),
+                "string" => read::string(map, at)
+                    .map_err(|err| self.shape_error(err))
+                    .and_then(|string| scalars::string(self, &string, at)),
+                "integer" | "number" => read::number(map, at)
+                    .map_err(|err| self.shape_error(err))
+                    .and_then(|number| scalars::number(self, &number, at, *t == "integer")),
                 "object" => crate::schema::objects::object(self, map, at),
                 "array" => crate::schema::arrays::array(self, map, at),
                 _ => continue,
@@ -505,9 +508,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
         if arms.is_empty() {
             return Err(self.unsatisfiable(at, "no allowed type has a valid value"));
-        }
-        if arms.len() == 7 || (types.len() == 7 && arms.len() == 7) {
-            // Nothing constrains the value beyond what `value` accepts.
         }
         Ok(Expr::alt(arms))
     }

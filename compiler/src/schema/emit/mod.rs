@@ -18,11 +18,12 @@ use serde_json::{Map, Value};
 
 use super::blocks;
 use super::document::{at, Document, Location};
+use super::ir::ShapeError;
 use super::keywords::{self, Kind, TRUE};
 use super::lookup::Lookup;
 use super::merge::{self};
-use super::numeric;
 use super::provenance::{self, MergeSite};
+use super::read;
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
 use crate::gbnf::{self, CheckedGrammar, Expr, Grammar, Rule};
@@ -284,24 +285,16 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         key: &str,
         at: &Location,
     ) -> Result<Option<u64>, CompileError> {
-        match map.kw(key) {
-            None => Ok(None),
-            // Exactly, and saturated: no string, array or object has 2^64 members.
-            Some(Value::Number(n)) => match numeric::value::count(n) {
-                Some(v) => Ok(Some(v)),
-                None => Err(self.invalid(
-                    &at.child(key),
-                    format!("`{key}` must be a non-negative integer"),
-                )),
-            },
-            Some(_) => Err(self.invalid(
-                &at.child(key),
-                format!("`{key}` must be a non-negative integer"),
-            )),
-        }
+        read::count(map, key, at).map_err(|err| self.shape_error(err))
     }
 
-    /// An error for an input that is not a valid schema.
+    /// The compile error for a keyword value of the wrong shape, placed where the user
+    /// wrote it.
+    pub fn shape_error(&self, err: ShapeError) -> CompileError {
+        self.invalid(&err.at, err.message)
+    }
+
+    /// An error for an invalid keyword value.
     pub fn invalid(&self, at: &Location, message: impl Into<String>) -> CompileError {
         CompileError::Invalid {
             pointer: self.place(at.clone()),
