@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::ir::{NumberSchema, ShapeError, StringSchema};
@@ -86,7 +86,9 @@ pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, S
     }
     let multiple_of = match map.kw("multipleOf") {
         None => None,
-        Some(Value::Number(step)) if is_positive(step) => Some(step.clone()),
+        Some(Value::Number(step)) if numeric::value::sign(step) == Some(Ordering::Greater) => {
+            Some(step.clone())
+        }
         Some(_) => {
             return Err(shape(
                 at,
@@ -104,15 +106,11 @@ pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, S
     })
 }
 
-fn is_positive(n: &Number) -> bool {
-    numeric::value::sign(n) == Some(Ordering::Greater)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use serde_json::json;
+    use serde_json::{json, Number};
 
     use super::*;
 
