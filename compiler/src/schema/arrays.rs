@@ -2,12 +2,10 @@
 //! `additionalItems`), `minItems`/`maxItems` — bounds above llama.cpp's 2000 are split
 //! into several repetitions so llama.cpp keeps them.
 
-use serde_json::{Map, Value};
-
 use super::document::Location;
 use super::emit::Emitter;
+use super::ir::{ArraySchema, Subschema};
 use super::keywords::TRUE;
-use super::lookup::Lookup;
 use super::CompileError;
 use crate::gbnf::flat::{MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
 use crate::gbnf::Expr;
@@ -15,81 +13,69 @@ use crate::gbnf::Expr;
 /// The most `prefixItems` compiled one by one.
 const MAX_PREFIX: usize = 200;
 
-/// The expression for arrays valid under `map`.
+/// The expression for arrays valid under `array`, the array keywords of the schema at
+/// `at`; `beside_if` when the schema has an `if` (which evaluates items the grammar does
+/// not know of).
 ///
 /// # Errors
-/// Unsatisfiable bounds or required items; invalid keyword values.
+/// Unsatisfiable bounds or required items; invalid item schemas.
 pub fn array(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
+    array: &ArraySchema<'_>,
     at: &Location,
+    beside_if: bool,
 ) -> Result<Expr, CompileError> {
     // Items that `contains` or `if` (validation-only) evaluate are unknown
     // to the grammar: it must not hold them to `unevaluatedItems`.
-    let unevaluated = match unevaluated_items(map) {
-        Value::Bool(true) => &TRUE,
-        // An `if` evaluates items when it matches, also without `then` or `else`.
-        _ if map.has("contains") || map.has("if") => {
-            e.validation_only(
-                at,
-                "unevaluatedItems",
-                "beside `contains` or `if`, which the grammar does not evaluate",
-            )?;
-            &TRUE
-        }
-        schema => schema,
-    };
-    // 2020-12: prefixItems + items; draft-07: items (array) + additionalItems.
-    // Borrowed: an item schema can be large, and copying it here was a tenth of compiling.
-    let (prefix, prefix_key, rest, rest_key): (&[Value], &str, &Value, &str) =
-        match (map.kw("prefixItems"), map.kw("items")) {
-            (Some(Value::Array(p)), Some(items)) => (p, "prefixItems", items, "items"),
-            (Some(Value::Array(p)), None) => (p, "prefixItems", unevaluated, "unevaluatedItems"),
-            (None, Some(Value::Array(p))) => match map.kw("additionalItems") {
-                Some(additional) => (p, "items", additional, "additionalItems"),
-                None => (p, "items", unevaluated, "unevaluatedItems"),
-            },
-            (None, None) => (&[], "prefixItems", unevaluated, "unevaluatedItems"),
-            (None, items) => (&[], "prefixItems", items.unwrap_or(&TRUE), "items"),
-            (Some(_), _) => {
-                return Err(e.invalid(
-                    &at.child("prefixItems"),
-                    "`prefixItems` must be an array of schemas",
-                ))
+    let unevaluated = match &array.unevaluated {
+        Some(unevaluated) if unevaluated.schema != &TRUE => {
+            if array.contains.is_some() || beside_if {
+                e.validation_only(
+                    at,
+                    "unevaluatedItems",
+                    "beside `contains` or `if`, which the grammar does not evaluate",
+                )?;
+                None
+            } else {
+                Some(unevaluated.clone())
             }
-        };
+        }
+        _ => None,
+    };
+    // Without `items`, `unevaluatedItems` (if any) governs the items after the positional
+    // ones (`allOf`/`anyOf` were merged in already; merging reports it as validation-only).
+    let rest = array
+        .items
+        .clone()
+        .or(unevaluated)
+        .unwrap_or_else(|| Subschema {
+            schema: &TRUE,
+            at: at.child("unevaluatedItems"),
+        });
+    let prefix = &array.prefix;
     if prefix.len() > MAX_PREFIX {
         return Err(CompileError::TooLarge {
-            pointer: at.child(prefix_key).pointer.clone(),
+            pointer: array.prefix_at.pointer.clone(),
             message: format!("more than {MAX_PREFIX} positional item schemas"),
         });
     }
-    let min = e.count(map, "minItems", at)?.unwrap_or(0);
-    let max = e.count(map, "maxItems", at)?;
-    for key in ["uniqueItems", "contains", "unevaluatedItems"] {
-        match (key, map.kw(key)) {
-            (_, None) | ("uniqueItems", Some(Value::Bool(false))) => {}
-            ("uniqueItems", Some(_)) if max.is_some_and(|m| m <= 1) => {}
-            // All items are evaluated already, or nothing is restricted.
-            ("unevaluatedItems", Some(Value::Bool(true))) => {}
-            ("unevaluatedItems", Some(_)) if map.kw("items").is_some_and(|i| !i.is_array()) => {}
-            ("unevaluatedItems", Some(_)) if map.has("additionalItems") => {}
-            // Otherwise it governs the items after the positional ones, like `items`
-            // (`allOf`/`anyOf` were merged in already; merging reports it as validation-only).
-            ("unevaluatedItems", Some(_)) => {}
-            _ => e.validation_only(at, key, "checked after generation")?,
-        }
+    let (min, max) = (array.min_items, array.max_items);
+    if array.unique_items && max.is_none_or(|m| m > 1) {
+        e.validation_only(at, "uniqueItems", "checked after generation")?;
+    }
+    if array.contains.is_some() {
+        e.validation_only(at, "contains", "checked after generation")?;
     }
     // Items past the prefix: an expression, or none allowed.
-    let rest_expr = match e.schema(rest, &at.child(rest_key)) {
+    let rest_expr = match e.schema(rest.schema, &rest.at) {
         Ok(expr) => Some(expr),
         Err(CompileError::Unsatisfiable { .. }) => None,
         Err(err) => return Err(err),
     };
     // Positional schemas; the first that accepts nothing caps the length.
     let mut positional = Vec::new();
-    for (i, schema) in prefix.iter().enumerate() {
-        match e.schema(schema, &at.child(prefix_key).index(i)) {
+    for item in prefix {
+        match e.schema(item.schema, &item.at) {
             Ok(expr) => positional.push(expr),
             Err(CompileError::Unsatisfiable { .. }) => break,
             Err(err) => return Err(err),
@@ -114,7 +100,7 @@ pub fn array(
             ),
         ));
     }
-    if positional.is_empty() && min == 0 && max.is_none() && *rest == TRUE {
+    if positional.is_empty() && min == 0 && max.is_none() && *rest.schema == TRUE {
         return Ok(e.shared_rule("array"));
     }
     let comma = e.token(",");
@@ -180,11 +166,6 @@ pub fn array(
     let open = e.token("[");
     let close = e.token("]");
     Ok(e.add_rule(&hint, Expr::seq([open, body, close])))
-}
-
-/// Without `items`, `unevaluatedItems` (if any) governs the items after the positional ones.
-fn unevaluated_items(map: &Map<String, Value>) -> &Value {
-    map.kw("unevaluatedItems").unwrap_or(&TRUE)
 }
 
 /// `x{min,max}` for any bounds, unambiguously: llama.cpp keeps bounds up to 2000, so the

@@ -197,6 +197,9 @@ fn edit_distance_within(
 /// The schema `true`, for places that hold no schema.
 pub static TRUE: Value = Value::Bool(true);
 
+/// The schema `false`, which accepts nothing.
+pub static FALSE: Value = Value::Bool(false);
+
 /// The keywords that apply to what the rest of the schema leaves unevaluated.
 pub const UNEVALUATED: [&str; 2] = ["unevaluatedProperties", "unevaluatedItems"];
 

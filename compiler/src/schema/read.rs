@@ -6,7 +6,9 @@ use std::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use super::document::Location;
-use super::ir::{NumberSchema, ShapeError, StringSchema};
+use super::ir::{
+    ArraySchema, Keyed, NumberSchema, ObjectSchema, ShapeError, StringSchema, Subschema,
+};
 use super::lookup::Lookup;
 use super::numeric;
 
@@ -106,6 +108,112 @@ pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, S
     })
 }
 
+/// The array keywords of the schema at `at`: draft-07's array-form `items` is the
+/// positional schemas, and `additionalItems` beside it the schema of the items after them.
+///
+/// # Errors
+/// A `prefixItems` that is not an array; a count that is not a count.
+pub fn array<'s>(
+    map: &'s Map<String, Value>,
+    at: &Location,
+) -> Result<ArraySchema<'s>, ShapeError> {
+    let sub = |key: &str| {
+        map.kw(key).map(|schema| Subschema {
+            schema,
+            at: at.child(key),
+        })
+    };
+    let (prefix_key, prefix, items): (_, &[Value], _) =
+        match (map.kw("prefixItems"), map.kw("items")) {
+            (Some(Value::Array(prefix)), _) => ("prefixItems", prefix, sub("items")),
+            (Some(_), _) => {
+                return Err(shape(
+                    at,
+                    "prefixItems",
+                    "`prefixItems` must be an array of schemas".into(),
+                ))
+            }
+            (None, Some(Value::Array(prefix))) => ("items", prefix, sub("additionalItems")),
+            (None, _) => ("prefixItems", &[], sub("items")),
+        };
+    let prefix_at = at.child(prefix_key);
+    let prefix = prefix
+        .iter()
+        .enumerate()
+        .map(|(i, schema)| Subschema {
+            schema,
+            at: prefix_at.index(i),
+        })
+        .collect();
+    Ok(ArraySchema {
+        prefix,
+        prefix_at,
+        items,
+        unevaluated: sub("unevaluatedItems"),
+        min_items: count(map, "minItems", at)?.unwrap_or(0),
+        max_items: count(map, "maxItems", at)?,
+        unique_items: map
+            .kw("uniqueItems")
+            .is_some_and(|v| v != &Value::Bool(false)),
+        contains: sub("contains"),
+    })
+}
+
+/// The object keywords of the schema at `at`.
+///
+/// # Errors
+/// A `properties` or `patternProperties` that is not an object; a `required` that is not
+/// an array; a count that is not a count.
+pub fn object<'s>(
+    map: &'s Map<String, Value>,
+    at: &Location,
+) -> Result<ObjectSchema<'s>, ShapeError> {
+    let sub = |key: &str| {
+        map.kw(key).map(|schema| Subschema {
+            schema,
+            at: at.child(key),
+        })
+    };
+    let keyed = |key: &str| match map.kw(key) {
+        None => Ok(Keyed::new(None, at.child(key))),
+        Some(Value::Object(schemas)) => Ok(Keyed::new(Some(schemas), at.child(key))),
+        Some(_) => Err(shape(at, key, format!("`{key}` must be an object"))),
+    };
+    let properties = keyed("properties")?;
+    let required = match map.kw("required") {
+        None => Vec::new(),
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        Some(_) => {
+            return Err(shape(
+                at,
+                "required",
+                "`required` must be an array of names".into(),
+            ))
+        }
+    };
+    let dependencies = ["dependentRequired", "dependentSchemas", "dependencies"]
+        .into_iter()
+        .filter(|key| map.has(key))
+        .collect();
+    let dependent_schemas = map.has("dependentSchemas")
+        || map
+            .kw("dependencies")
+            .and_then(Value::as_object)
+            .is_some_and(|d| d.values().any(Value::is_object));
+    Ok(ObjectSchema {
+        properties,
+        required,
+        additional: sub("additionalProperties"),
+        unevaluated: sub("unevaluatedProperties"),
+        pattern_properties: keyed("patternProperties")?,
+        property_names: sub("propertyNames"),
+        min_properties: count(map, "minProperties", at)?,
+        max_properties: count(map, "maxProperties", at)?,
+        dependencies,
+        dependent_schemas,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -189,6 +297,134 @@ mod tests {
             (json!({"multipleOf": -2}), "multipleOf"),
         ] {
             let err = number(&map(schema), &at()).unwrap_err();
+            assert_eq!(err.at.pointer, format!("/properties/x/{key}"));
+        }
+    }
+
+    #[test]
+    fn draft7_array_items_are_the_positional_schemas() {
+        let m =
+            map(json!({"items": [{"type": "string"}], "additionalItems": false, "minItems": 1}));
+        let a = array(&m, &at()).unwrap();
+        assert_eq!(a.prefix.len(), 1);
+        assert_eq!(a.prefix[0].at.pointer, "/properties/x/items/0");
+        assert_eq!(a.prefix_at.pointer, "/properties/x/items");
+        let items = a.items.unwrap();
+        assert_eq!(items.schema, &json!(false));
+        assert_eq!(items.at.pointer, "/properties/x/additionalItems");
+        assert_eq!((a.min_items, a.max_items), (1, None));
+    }
+
+    #[test]
+    fn arrays_read_every_keyword() {
+        let m = map(json!({
+            "prefixItems": [{}, true], "items": {"type": "integer"}, "unevaluatedItems": false,
+            "maxItems": 4, "uniqueItems": true, "contains": {"const": 1}
+        }));
+        let a = array(&m, &at()).unwrap();
+        assert_eq!(a.prefix[1].at.pointer, "/properties/x/prefixItems/1");
+        assert_eq!(a.items.unwrap().at.pointer, "/properties/x/items");
+        assert_eq!(a.unevaluated.unwrap().schema, &json!(false));
+        assert_eq!(a.max_items, Some(4));
+        assert!(a.unique_items);
+        assert_eq!(a.contains.unwrap().at.pointer, "/properties/x/contains");
+        assert!(
+            !array(&map(json!({"uniqueItems": false})), &at())
+                .unwrap()
+                .unique_items
+        );
+        // Without positional schemas, `items` is every item's schema.
+        let plain = map(json!({"items": {"type": "string"}}));
+        let a = array(&plain, &at()).unwrap();
+        assert!(a.prefix.is_empty());
+        assert_eq!(a.items.unwrap().at.pointer, "/properties/x/items");
+    }
+
+    #[test]
+    fn bad_array_keywords_name_their_place() {
+        for (schema, key) in [
+            (json!({"prefixItems": {}}), "prefixItems"),
+            (json!({"minItems": -1}), "minItems"),
+            (json!({"maxItems": 1.5}), "maxItems"),
+        ] {
+            let err = array(&map(schema), &at()).unwrap_err();
+            assert_eq!(err.at.pointer, format!("/properties/x/{key}"));
+        }
+    }
+
+    #[test]
+    fn objects_read_every_keyword() {
+        let m = map(json!({
+            "properties": {"b": {"type": "null"}, "a": true}, "required": ["a", 3, "c"],
+            "additionalProperties": false, "unevaluatedProperties": {"type": "string"},
+            "patternProperties": {"^x": {}}, "propertyNames": {"maxLength": 3},
+            "minProperties": 1, "maxProperties": 5, "dependentRequired": {"a": ["b"]}
+        }));
+        let o = object(&m, &at()).unwrap();
+        let properties: Vec<(&str, String)> = o
+            .properties
+            .iter()
+            .map(|(name, sub)| (name, sub.at.pointer))
+            .collect();
+        assert_eq!(
+            properties,
+            [
+                ("b", "/properties/x/properties/b".to_string()),
+                ("a", "/properties/x/properties/a".to_string())
+            ]
+        );
+        assert!(o.properties.declares("a") && !o.properties.declares("c"));
+        assert_eq!(o.required, ["a", "c"]);
+        assert_eq!(o.additional.unwrap().schema, &json!(false));
+        assert_eq!(
+            o.unevaluated.unwrap().at.pointer,
+            "/properties/x/unevaluatedProperties"
+        );
+        let (pattern, schema) = o.pattern_properties.iter().next().unwrap();
+        assert_eq!(
+            (pattern, schema.at.pointer.as_str()),
+            ("^x", "/properties/x/patternProperties/^x")
+        );
+        assert_eq!(o.property_names.unwrap().schema, &json!({"maxLength": 3}));
+        assert_eq!((o.min_properties, o.max_properties), (Some(1), Some(5)));
+        assert_eq!(o.dependencies, ["dependentRequired"]);
+        assert!(!o.dependent_schemas);
+    }
+
+    #[test]
+    fn absent_keyed_keywords_declare_nothing() {
+        let nothing = Map::new();
+        let o = object(&nothing, &at()).unwrap();
+        assert!(o.properties.is_empty() && !o.properties.is_written());
+        assert!(!o.pattern_properties.is_written());
+        assert!(o.required.is_empty() && o.dependencies.is_empty());
+        let empty = map(json!({"patternProperties": {}}));
+        let o = object(&empty, &at()).unwrap();
+        assert!(o.pattern_properties.is_written() && o.pattern_properties.is_empty());
+    }
+
+    #[test]
+    fn schema_dependencies_evaluate_properties() {
+        for (schema, expected) in [
+            (json!({"dependentSchemas": {"a": {}}}), true),
+            (json!({"dependencies": {"a": {"required": ["b"]}}}), true),
+            (json!({"dependencies": {"a": ["b"]}}), false),
+        ] {
+            let m = map(schema.clone());
+            let o = object(&m, &at()).unwrap();
+            assert_eq!(o.dependent_schemas, expected, "{schema}");
+        }
+    }
+
+    #[test]
+    fn bad_object_keywords_name_their_place() {
+        for (schema, key) in [
+            (json!({"properties": []}), "properties"),
+            (json!({"patternProperties": true}), "patternProperties"),
+            (json!({"required": "a"}), "required"),
+            (json!({"minProperties": -1}), "minProperties"),
+        ] {
+            let err = object(&map(schema), &at()).unwrap_err();
             assert_eq!(err.at.pointer, format!("/properties/x/{key}"));
         }
     }

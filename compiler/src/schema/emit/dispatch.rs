@@ -11,13 +11,14 @@ use super::{
 };
 use crate::gbnf::Expr;
 use crate::schema::document::{at, Location, Source};
+use crate::schema::ir::Subschema;
 use crate::schema::keywords::{
     self, is_annotation, is_assertion, APPLICATORS, EVALUATING, TRUE, TYPES, UNEVALUATED,
 };
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
-use crate::schema::{canon, read, scalars, CompileError};
+use crate::schema::{arrays, canon, objects, read, scalars, CompileError};
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// The expression for values valid under `schema` (at `at`).
@@ -302,16 +303,16 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// See [`CompileError`].
     pub fn all_of_written(
         &mut self,
-        members: &[(&Value, Location)],
+        members: &[Subschema<'_>],
         at: &Location,
     ) -> Result<Expr, CompileError> {
-        if let [(schema, written)] = members {
-            return self.schema(schema, written);
+        if let [member] = members {
+            return self.schema(member.schema, &member.at);
         }
-        let schemas = members.iter().map(|(schema, _)| Value::clone(schema));
+        let schemas = members.iter().map(|member| member.schema.clone());
         let mut map = Map::new();
         map.insert("allOf".to_string(), Value::Array(schemas.collect()));
-        let origins = provenance::members_written_at(members.iter().map(|(_, place)| place));
+        let origins = provenance::members_written_at(members.iter().map(|member| &member.at));
         self.merged_schema(&map, origins, at, at.clone())
     }
 
@@ -496,8 +497,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 "integer" | "number" => read::number(map, at)
                     .map_err(|err| self.shape_error(err))
                     .and_then(|number| scalars::number(self, &number, at, *t == "integer")),
-                "object" => crate::schema::objects::object(self, map, at),
-                "array" => crate::schema::arrays::array(self, map, at),
+                "object" => read::object(map, at)
+                    .map_err(|err| self.shape_error(err))
+                    .and_then(|object| objects::object(self, &object, at, map.has("if"))),
+                "array" => read::array(map, at)
+                    .map_err(|err| self.shape_error(err))
+                    .and_then(|array| arrays::array(self, &array, at, map.has("if"))),
                 _ => continue,
             };
             match result {

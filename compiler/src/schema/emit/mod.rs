@@ -23,7 +23,6 @@ use super::keywords::{self, Kind, TRUE};
 use super::lookup::Lookup;
 use super::merge::{self};
 use super::provenance::{self, MergeSite};
-use super::read;
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
 use crate::gbnf::{self, CheckedGrammar, Expr, Grammar, Rule};
@@ -273,19 +272,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `strict: true` in an OpenAI `response_format`: objects are closed.
     pub fn closed_by_response_format(&self) -> bool {
         self.doc.openai_strict
-    }
-
-    /// A non-negative integer keyword (`minLength`, `maxItems`, …): `2.0` counts as 2.
-    ///
-    /// # Errors
-    /// [`CompileError::Invalid`] for negative or fractional values.
-    pub fn count(
-        &self,
-        map: &Map<String, Value>,
-        key: &str,
-        at: &Location,
-    ) -> Result<Option<u64>, CompileError> {
-        read::count(map, key, at).map_err(|err| self.shape_error(err))
     }
 
     /// The compile error for a keyword value of the wrong shape, placed where the user

@@ -15,15 +15,13 @@
 //! S(n) = (E ("," E)*)?          T(n) = ("," E)*
 //! ```
 
-use std::borrow::Cow;
-
 use rustc_hash::FxHashMap;
-
 use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::emit::Emitter;
-use super::lookup::Lookup;
+use super::ir::{Keyed, ObjectSchema, Subschema};
+use super::keywords::{FALSE, TRUE};
 use super::CompileError;
 use crate::gbnf::Expr;
 use crate::pattern::PatternTest;
@@ -39,77 +37,58 @@ struct Member {
     required: bool,
 }
 
-/// The expression for objects valid under `map`.
+/// The expression for objects valid under `object`, the object keywords of the schema at
+/// `at`; `beside_if` when the schema has an `if` (which evaluates properties the grammar
+/// does not know of).
 ///
 /// # Errors
-/// Unsatisfiable required properties; invalid keyword values.
+/// Unsatisfiable required properties; invalid property schemas.
 pub fn object(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
+    object: &ObjectSchema<'_>,
     at: &Location,
+    beside_if: bool,
 ) -> Result<Expr, CompileError> {
-    // Copied only when `patternProperties` merges schemas into it.
-    let properties: Cow<'_, Map<String, Value>> = match map.kw("properties") {
-        None => Cow::Owned(Map::new()),
-        Some(Value::Object(p)) => Cow::Borrowed(p),
-        Some(_) => return Err(e.invalid(&at.child("properties"), "`properties` must be an object")),
-    };
-    let required: Vec<String> = match map.kw("required") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect(),
-        Some(_) => {
-            return Err(e.invalid(
-                &at.child("required"),
-                "`required` must be an array of names",
-            ))
-        }
-    };
-    // The schema of undeclared keys' values, and the keyword it is read from.
-    let (additional, additional_at): (Value, Location) = match (
-        map.kw("additionalProperties"),
-        map.kw("unevaluatedProperties"),
-    ) {
-        // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
-        // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
-        (None, Some(v)) if v != &Value::Bool(true) && evaluated_by_validation(map) => {
-            e.validation_only(
-                at,
-                "unevaluatedProperties",
-                "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
-            )?;
-            (Value::Bool(true), at.child("unevaluatedProperties"))
-        }
-        // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
-        // `unevaluatedProperties` governs the undeclared keys.
-        (None, Some(v)) => (v.clone(), at.child("unevaluatedProperties")),
-        (Some(v), _) => (v.clone(), at.child("additionalProperties")),
-        (None, _) if e.options.closed || e.closed_by_response_format() => {
-            (Value::Bool(false), at.child("additionalProperties"))
-        }
-        (None, _) => (Value::Bool(true), at.child("additionalProperties")),
-    };
-    let mut extras_allowed = additional != Value::Bool(false);
-    let mut pattern_arms: Vec<(Expr, Vec<Written<'_>>)> = Vec::new();
-    let mut pattern_schemas_for: Vec<(String, Vec<Written<'_>>)> = Vec::new();
-    let mut patterns_of_properties: FxHashMap<String, Vec<Written<'_>>> = FxHashMap::default();
-    if let Some(patterns) = map.kw("patternProperties") {
-        let Some(patterns) = patterns.as_object() else {
-            return Err(e.invalid(
-                &at.child("patternProperties"),
-                "`patternProperties` must be an object",
-            ));
+    let properties = &object.properties;
+    let required = &object.required;
+    // The schema of undeclared keys' values, and where it is read from.
+    let (additional, additional_at): (&Value, Location) =
+        match (&object.additional, &object.unevaluated) {
+            // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
+            // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
+            (None, Some(unevaluated))
+                if unevaluated.schema != &TRUE && (beside_if || object.dependent_schemas) =>
+            {
+                e.validation_only(
+                    at,
+                    "unevaluatedProperties",
+                    "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
+                )?;
+                (&TRUE, unevaluated.at.clone())
+            }
+            // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
+            // `unevaluatedProperties` governs the undeclared keys.
+            (None, Some(unevaluated)) => (unevaluated.schema, unevaluated.at.clone()),
+            (Some(additional), _) => (additional.schema, additional.at.clone()),
+            (None, _) if e.options.closed || e.closed_by_response_format() => {
+                (&FALSE, at.child("additionalProperties"))
+            }
+            (None, _) => (&TRUE, at.child("additionalProperties")),
         };
-        if map.has("propertyNames") {
+    let mut extras_allowed = additional != &FALSE;
+    let mut pattern_arms: Vec<(Expr, Vec<Subschema<'_>>)> = Vec::new();
+    let mut pattern_schemas_for: Vec<(String, Vec<Subschema<'_>>)> = Vec::new();
+    let mut patterns_of_properties: FxHashMap<String, Vec<Subschema<'_>>> = FxHashMap::default();
+    if object.pattern_properties.is_written() {
+        let patterns = &object.pattern_properties;
+        if object.property_names.is_some() {
             e.validation_only(
                 at,
                 "propertyNames",
                 "keys matching `patternProperties` are not checked against it",
             )?;
         }
-        match pattern_properties(patterns, &properties, &required, e, at)? {
+        match pattern_properties(patterns, properties, required, e, at)? {
             Some(PatternMembers {
                 arms: Some(arms),
                 for_required,
@@ -145,7 +124,7 @@ pub fn object(
                     "patternProperties",
                     "keys other than the declared properties are not generated",
                 );
-                if !properties.is_empty() || required.iter().any(|r| !properties.has(r)) {
+                if !properties.is_empty() || required.iter().any(|r| !properties.declares(r)) {
                     e.validation_only(
                         at,
                         "patternProperties",
@@ -157,7 +136,7 @@ pub fn object(
         extras_allowed = false;
     }
     let mut names_schema: Option<Value> = None;
-    match map.kw("propertyNames") {
+    match object.property_names.as_ref().map(|names| names.schema) {
         None | Some(Value::Bool(true)) => {}
         Some(Value::Bool(false)) => {
             extras_allowed = false;
@@ -195,24 +174,21 @@ pub fn object(
             }
         }
     }
-    for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
-        if map.has(key) {
-            e.validation_only(
-                at,
-                key,
-                "dependencies between properties are checked after generation",
-            )?;
-        }
+    for key in &object.dependencies {
+        e.validation_only(
+            at,
+            key,
+            "dependencies between properties are checked after generation",
+        )?;
     }
 
     let unconstrained = properties.is_empty()
         && required.is_empty()
-        && additional == Value::Bool(true)
+        && additional == &TRUE
         && extras_allowed
         && names_schema.is_none()
-        && !["minProperties", "maxProperties"]
-            .iter()
-            .any(|k| map.has(k));
+        && object.min_properties.is_none()
+        && object.max_properties.is_none();
     if unconstrained {
         return Ok(e.shared_rule("object"));
     }
@@ -220,18 +196,18 @@ pub fn object(
     let colon = e.token(":");
     let mut members: Vec<Member> = Vec::new();
     let mut declared: Vec<String> = Vec::new();
-    for (name, schema) in properties.iter() {
-        declared.push(name.clone());
-        let is_required = required.contains(name);
-        let written = at.grandchild("properties", name);
+    for (name, property) in properties.iter() {
+        declared.push(name.to_string());
+        let is_required = required.contains(&name);
         let compiled = match patterns_of_properties.get(name) {
             // Declared properties must satisfy every pattern their name matches.
             Some(patterns) => {
-                let mut all = vec![(schema, written.clone())];
+                let written = property.at.clone();
+                let mut all = vec![property];
                 all.extend(patterns.iter().cloned());
                 e.all_of_written(&all, &written)
             }
-            None => e.schema(schema, &written),
+            None => e.schema(property.schema, &property.at),
         };
         let value = match compiled {
             Ok(value) => value,
@@ -244,18 +220,18 @@ pub fn object(
         });
     }
     // Required names without a declared schema: extra members that must appear.
-    for name in required.iter().filter(|r| !properties.has(r)) {
+    for &name in required.iter().filter(|r| !properties.declares(r)) {
         let matched = pattern_schemas_for.iter().any(|(n, _)| n == name);
-        if !matched && !extras_allowed && additional == Value::Bool(false) {
+        if !matched && !extras_allowed && additional == &FALSE {
             return Err(e.unsatisfiable(
                 &at.child("required"),
                 format!("`{name}` is required but `additionalProperties` forbids it"),
             ));
         }
-        declared.push(name.clone());
+        declared.push(name.to_string());
         let value = match pattern_schemas_for.iter().find(|(n, _)| n == name) {
             Some((_, schemas)) => e.all_of_written(schemas, &at.child("patternProperties"))?,
-            None => e.schema(&additional, &additional_at)?,
+            None => e.schema(additional, &additional_at)?,
         };
         members.push(Member {
             expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
@@ -264,7 +240,7 @@ pub fn object(
     }
 
     let extra = if extras_allowed {
-        match e.schema(&additional, &additional_at) {
+        match e.schema(additional, &additional_at) {
             Ok(value) => {
                 let key = match &names_schema {
                     Some(names) => match e.schema(names, &at.child("propertyNames")) {
@@ -311,7 +287,7 @@ pub fn object(
         _ => Some(e.add_rule(&format!("{hint}-member"), Expr::alt(arms))),
     };
 
-    counts(e, map, at, &members, extra.is_some())?;
+    counts(e, object, at, &members, extra.is_some())?;
 
     let comma = e.token(",");
     let open = e.token("{");
@@ -394,33 +370,29 @@ struct PatternMembers<'m> {
     /// Per pattern, a key expression and the schemas its values must satisfy; `None` when
     /// a declared or required name matches a pattern (its key could then appear twice), so
     /// no pattern-matched extra keys are generated.
-    arms: Option<Vec<(Expr, Vec<Written<'m>>)>>,
+    arms: Option<Vec<(Expr, Vec<Subschema<'m>>)>>,
     /// The schemas of required names that no property declares but a pattern matches.
-    for_required: Vec<(String, Vec<Written<'m>>)>,
+    for_required: Vec<(String, Vec<Subschema<'m>>)>,
     /// For each declared property whose name matches patterns, their schemas (which its
     /// value must satisfy besides its own).
-    for_properties: FxHashMap<String, Vec<Written<'m>>>,
+    for_properties: FxHashMap<String, Vec<Subschema<'m>>>,
 }
-
-/// A schema and where it was written (diagnostics inside it name that place).
-type Written<'m> = (&'m Value, Location);
 
 /// The members `patternProperties` makes. Declared properties whose names match a
 /// pattern must satisfy its schema too. `None` when some pattern is not compiled, leaving
 /// the caller to restrict and to leave the patterns to validation.
 fn pattern_properties<'m>(
-    patterns: &'m Map<String, Value>,
-    properties: &Map<String, Value>,
-    required: &[String],
+    patterns: &Keyed<'m>,
+    properties: &Keyed<'_>,
+    required: &[&str],
     e: &mut Emitter<'_, '_, '_>,
     at: &Location,
 ) -> Result<Option<PatternMembers<'m>>, CompileError> {
     // Declared names are matched against the patterns; without any, no recognizer is
     // needed (the patterns' grammars are checked with the whole grammar).
     let names_to_match = !properties.is_empty() || !required.is_empty();
-    let mut compiled: Vec<(Expr, Written<'m>, Option<PatternTest>)> = Vec::new();
-    for (pattern, schema) in patterns {
-        let written = (schema, at.grandchild("patternProperties", pattern));
+    let mut compiled: Vec<(Expr, Subschema<'m>, Option<PatternTest>)> = Vec::new();
+    for (pattern, written) in patterns.iter() {
         match crate::pattern::pattern_expr(pattern) {
             Ok(expr) if !names_to_match => compiled.push((expr, written, None)),
             Ok(expr) => match PatternTest::new(pattern, &expr) {
@@ -434,7 +406,7 @@ fn pattern_properties<'m>(
     let matches = |name: &str, test: &Option<PatternTest>| {
         test.as_ref().is_some_and(|test| test.matches(name))
     };
-    let matched_by = |name: &str| -> Vec<Written<'m>> {
+    let matched_by = |name: &str| -> Vec<Subschema<'m>> {
         compiled
             .iter()
             .filter(|(_, _, r)| matches(name, r))
@@ -443,22 +415,22 @@ fn pattern_properties<'m>(
     };
     // Declared properties must satisfy every pattern their name matches.
     let mut for_properties = FxHashMap::default();
-    for name in properties.keys() {
+    for name in properties.names() {
         let schemas = matched_by(name);
         if !schemas.is_empty() {
-            for_properties.insert(name.clone(), schemas);
+            for_properties.insert(name.to_string(), schemas);
         }
     }
     let mut for_required = Vec::new();
-    for name in required.iter().filter(|r| !properties.has(r)) {
+    for &name in required.iter().filter(|r| !properties.declares(r)) {
         let schemas = matched_by(name);
         if !schemas.is_empty() {
-            for_required.push((name.clone(), schemas));
+            for_required.push((name.to_string(), schemas));
         }
     }
-    let declared: Vec<&String> = properties.keys().chain(required.iter()).collect();
+    let declared: Vec<&str> = properties.names().chain(required.iter().copied()).collect();
     let mut arms = Vec::new();
-    let all_schemas: Vec<Written<'m>> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
+    let all_schemas: Vec<Subschema<'m>> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
     for (expr, _, recognizer) in &compiled {
         if declared.iter().any(|d| matches(d, recognizer)) {
             // A declared name matches: its key could appear twice; keep to declared keys.
@@ -489,14 +461,14 @@ fn pattern_properties<'m>(
 /// them; otherwise validation-only.
 fn counts(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
+    object: &ObjectSchema<'_>,
     at: &Location,
     members: &[Member],
     extras: bool,
 ) -> Result<(), CompileError> {
     let required = members.iter().filter(|m| m.required).count() as u64;
     let most = members.len() as u64;
-    if let Some(min) = e.count(map, "minProperties", at)? {
+    if let Some(min) = object.min_properties {
         if !extras && min > most {
             return Err(e.unsatisfiable(
                 at,
@@ -511,7 +483,7 @@ fn counts(
             )?;
         }
     }
-    if let Some(max) = e.count(map, "maxProperties", at)? {
+    if let Some(max) = object.max_properties {
         if max < required {
             return Err(e.unsatisfiable(
                 at,
@@ -527,18 +499,6 @@ fn counts(
         }
     }
     Ok(())
-}
-
-/// Does `map` hold a validation-only keyword that evaluates properties (so the grammar
-/// cannot tell which keys are left for `unevaluatedProperties`)?
-fn evaluated_by_validation(map: &Map<String, Value>) -> bool {
-    // An `if` evaluates keys when it matches, also without `then` or `else`.
-    map.has("if")
-        || map.has("dependentSchemas")
-        || map
-            .kw("dependencies")
-            .and_then(Value::as_object)
-            .is_some_and(|d| d.values().any(Value::is_object))
 }
 
 #[cfg(test)]
