@@ -9,7 +9,6 @@
 //! integers; strings escaped as serde_json does.
 
 use std::cell::RefCell;
-use std::cmp::Ordering;
 
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
@@ -444,121 +443,6 @@ fn may_hold_arrays(at: &Location, doc: &Document<'_>) -> bool {
         Some(Value::String(t)) => t == "array",
         Some(Value::Array(types)) => types.iter().any(|t| t == "array"),
         _ => true,
-    }
-}
-
-/// Whether a literal value fits the rest of its schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fit {
-    /// It satisfies every keyword checked here.
-    Yes,
-    /// It violates one.
-    No,
-    /// It satisfies those checked, but some keyword (a pattern, a format, a subschema)
-    /// was not checked.
-    Unchecked,
-}
-
-/// Does `value` (an `enum`/`const` member) fit the allowed `types` and the simple
-/// keywords of `map`?
-pub fn fits(value: &Value, map: &Map<String, Value>, types: &[&str]) -> Fit {
-    let type_ok = match value {
-        Value::Null => types.contains(&"null"),
-        Value::Bool(_) => types.contains(&"boolean"),
-        Value::Object(_) => types.contains(&"object"),
-        Value::Array(_) => types.contains(&"array"),
-        Value::String(_) => types.contains(&"string"),
-        Value::Number(n) => {
-            types.contains(&"number")
-                || (types.contains(&"integer") && numeric::value::is_integral(n) == Some(true))
-        }
-    };
-    if !type_ok {
-        return Fit::No;
-    }
-    let bound = |k: &str| match map.kw(k) {
-        Some(Value::Number(m)) => Some(m),
-        _ => None,
-    };
-    // A count keyword's value, exactly; a malformed one was refused by the compiler.
-    let count = |k: &str| bound(k).and_then(numeric::value::count);
-    let mut unchecked = false;
-    match value {
-        Value::String(s) => {
-            let len = s.chars().count() as u64;
-            if count("minLength").is_some_and(|m| len < m)
-                || count("maxLength").is_some_and(|m| len > m)
-            {
-                return Fit::No;
-            }
-            unchecked |= map.has("pattern") || map.has("format");
-        }
-        Value::Number(n) => {
-            let against = |k: &str| bound(k).map(|m| numeric::value::compare(n, m));
-            let outside = [
-                ("minimum", Ordering::is_lt as fn(Ordering) -> bool),
-                ("maximum", Ordering::is_gt),
-                ("exclusiveMinimum", Ordering::is_le),
-                ("exclusiveMaximum", Ordering::is_ge),
-            ];
-            for (key, out_of_range) in outside {
-                match against(key) {
-                    Some(Some(order)) if out_of_range(order) => return Fit::No,
-                    Some(None) => unchecked = true,
-                    _ => {}
-                }
-            }
-            if let Some(step) = bound("multipleOf") {
-                match numeric::value::is_multiple(n, step) {
-                    Some(false) => return Fit::No,
-                    Some(true) => {}
-                    None => unchecked = true,
-                }
-            }
-        }
-        Value::Array(items) => {
-            let len = items.len() as u64;
-            if count("minItems").is_some_and(|m| len < m)
-                || count("maxItems").is_some_and(|m| len > m)
-            {
-                return Fit::No;
-            }
-            unchecked |= ["items", "prefixItems", "contains", "uniqueItems"]
-                .iter()
-                .any(|k| map.contains_key(*k));
-        }
-        Value::Object(members) => {
-            let members_count = members.len() as u64;
-            if count("minProperties").is_some_and(|m| members_count < m)
-                || count("maxProperties").is_some_and(|m| members_count > m)
-            {
-                return Fit::No;
-            }
-            let required = map.kw("required").and_then(Value::as_array);
-            if required.is_some_and(|r| {
-                r.iter()
-                    .any(|k| k.as_str().is_some_and(|k| !members.contains_key(k)))
-            }) {
-                return Fit::No;
-            }
-            unchecked |= [
-                "properties",
-                "additionalProperties",
-                "patternProperties",
-                "propertyNames",
-            ]
-            .iter()
-            .any(|k| map.contains_key(*k));
-        }
-        _ => {}
-    }
-    if map.has("not") {
-        unchecked = true;
-    }
-    if unchecked {
-        Fit::Unchecked
-    } else {
-        Fit::Yes
     }
 }
 

@@ -25,6 +25,7 @@ mod emit;
 pub mod formats;
 mod ir;
 mod keywords;
+mod literals;
 mod lookup;
 mod merge;
 pub mod numeric;

@@ -10,6 +10,7 @@ use super::ir::{
     ArraySchema, Keyed, NumberSchema, ObjectSchema, ShapeError, StringSchema, Subschema,
 };
 use super::lookup::Lookup;
+use super::merge::json_equal;
 use super::numeric;
 
 /// The shape error for the value of `key` in the schema at `at`.
@@ -212,6 +213,30 @@ pub fn object<'s>(
         dependencies,
         dependent_schemas,
     })
+}
+
+/// The values `enum` and `const` allow, as written: `enum`'s, or those of them equal to
+/// `const` when both are written; empty when neither is.
+///
+/// # Errors
+/// An `enum` that is not an array.
+pub fn literals<'s>(
+    map: &'s Map<String, Value>,
+    at: &Location,
+) -> Result<Vec<&'s Value>, ShapeError> {
+    let mut values: Vec<&Value> = match map.kw("enum") {
+        None => Vec::new(),
+        Some(Value::Array(values)) => values.iter().collect(),
+        Some(_) => return Err(shape(at, "enum", "`enum` must be an array".into())),
+    };
+    if let Some(only) = map.kw("const") {
+        if map.has("enum") {
+            values.retain(|v| json_equal(v, only));
+        } else {
+            values.push(only);
+        }
+    }
+    Ok(values)
 }
 
 #[cfg(test)]

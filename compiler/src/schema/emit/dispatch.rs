@@ -18,7 +18,7 @@ use crate::schema::keywords::{
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
-use crate::schema::{arrays, canon, objects, read, scalars, CompileError};
+use crate::schema::{arrays, literals, objects, read, scalars, CompileError};
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// The expression for values valid under `schema` (at `at`).
@@ -481,7 +481,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             self.validation_only(at, "if", "conditional schemas are checked after generation")?;
         }
         if map.has("enum") || map.has("const") {
-            return self.literals(map, &types, at);
+            return literals::literals(self, map, &types, at);
         }
         if types.is_empty() {
             return Err(self.unsatisfiable(at, "no type is allowed"));
@@ -596,53 +596,5 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
             _ => self.validation_only(at, "not", "a general `not` is checked after generation"),
         }
-    }
-
-    /// `enum` / `const`: the canonical texts of the values that fit the rest of the schema.
-    pub(super) fn literals(
-        &mut self,
-        map: &Map<String, Value>,
-        types: &[&str],
-        at: &Location,
-    ) -> Result<Expr, CompileError> {
-        let mut values: Vec<Value> = match map.kw("enum") {
-            Some(Value::Array(values)) => values.clone(),
-            Some(_) => return Err(self.invalid(&at.child("enum"), "`enum` must be an array")),
-            None => Vec::new(),
-        };
-        if let Some(c) = map.kw("const") {
-            values = if map.has("enum") {
-                values
-                    .into_iter()
-                    .filter(|v| super::merge::json_equal(v, c))
-                    .collect()
-            } else {
-                vec![c.clone()]
-            };
-        }
-        let mut texts: Vec<String> = Vec::new();
-        let mut unchecked = false;
-        for value in &values {
-            match canon::fits(value, map, types) {
-                canon::Fit::No => continue,
-                canon::Fit::Unchecked => unchecked = true,
-                canon::Fit::Yes => {}
-            }
-            let text = canon::canonical_text_of(value, map);
-            if !texts.contains(&text) {
-                texts.push(text);
-            }
-        }
-        if unchecked {
-            self.validation_only(
-                at,
-                "enum",
-                "some values are not checked against the other keywords",
-            )?;
-        }
-        if texts.is_empty() {
-            return Err(self.unsatisfiable(at, "no `enum`/`const` value satisfies the schema"));
-        }
-        Ok(Expr::alt(texts.into_iter().map(Expr::literal)))
     }
 }

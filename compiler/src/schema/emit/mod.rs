@@ -21,7 +21,6 @@ use super::document::{at, Document, Location};
 use super::ir::ShapeError;
 use super::keywords::{self, Kind, TRUE};
 use super::lookup::Lookup;
-use super::merge::{self};
 use super::provenance::{self, MergeSite};
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
