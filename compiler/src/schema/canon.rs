@@ -31,8 +31,13 @@ pub fn canonical_text(value: &Value, doc: &Document<'_>) -> String {
 /// for `enum`/`const` literals, whose key order is their own unless `map` declares
 /// properties).
 pub fn canonical_text_of(value: &Value, map: &Map<String, Value>) -> String {
+    canonical_text_in_order(value, &property_order(map))
+}
+
+/// The canonical text of a literal `value` whose object keys in `order` come first.
+pub fn canonical_text_in_order(value: &Value, order: &[String]) -> String {
     let mut out = String::new();
-    write_with_order(value, &property_order(map), &mut out);
+    write_with_order(value, order, &mut out);
     out
 }
 

@@ -1,9 +1,10 @@
 //! The typed schema: what a schema's keywords mean, read from JSON once by
 //! [`super::read`] and lowered to grammar by the emitter.
 //!
-//! So far strings, numbers, arrays and objects have their types here; the combinators
-//! are still read where they are lowered (issue 25 moves them next). Schemas inside
-//! these types stay JSON ([`Subschema`]) until they are lowered in turn.
+//! A schema without combinators is a [`PlainSchema`]: its types, `enum`/`const`, `not`,
+//! and the keywords of each type. `$ref`, `allOf`, `anyOf` and `oneOf` are still read
+//! where they are lowered (issue 25 moves them next). Schemas inside these types stay
+//! JSON ([`Subschema`]) until they are lowered in turn.
 
 use serde_json::{Map, Number, Value};
 
@@ -162,4 +163,140 @@ pub struct ObjectSchema<'s> {
     /// Whether a dependency is a schema (`dependentSchemas`, or a schema in
     /// `dependencies`): one that evaluates properties when it applies.
     pub dependent_schemas: bool,
+}
+
+/// A JSON type, as `type` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonType {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Boolean,
+    /// An object.
+    Object,
+    /// An array.
+    Array,
+    /// Any number.
+    Number,
+    /// A number with no fraction.
+    Integer,
+    /// A string.
+    String,
+}
+
+impl JsonType {
+    /// Every type, in the order the grammar lists their alternatives.
+    pub const ALL: [JsonType; 7] = [
+        JsonType::Null,
+        JsonType::Boolean,
+        JsonType::Object,
+        JsonType::Array,
+        JsonType::Number,
+        JsonType::Integer,
+        JsonType::String,
+    ];
+
+    /// The type called `name` in `type`.
+    pub fn named(name: &str) -> Option<JsonType> {
+        JsonType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The type's name in `type`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "boolean",
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+            JsonType::Number => "number",
+            JsonType::Integer => "integer",
+            JsonType::String => "string",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The types a schema allows, `integer` left out when `number` is in (every integer is a
+/// number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Types(u8);
+
+impl Types {
+    /// Every type (no `type` keyword).
+    pub fn all() -> Types {
+        Types::of(JsonType::ALL)
+    }
+
+    /// The types listed.
+    pub fn of(types: impl IntoIterator<Item = JsonType>) -> Types {
+        let mut set = Types(types.into_iter().fold(0, |bits, t| bits | t.bit()));
+        set.normalize();
+        set
+    }
+
+    /// Whether `t` is allowed as listed (`integer` is not, beside `number`).
+    pub fn contains(self, t: JsonType) -> bool {
+        self.0 & t.bit() != 0
+    }
+
+    /// Whether a value of type `t` is allowed (an integer is, beside `number`).
+    pub fn admits(self, t: JsonType) -> bool {
+        self.contains(t) || (t == JsonType::Integer && self.contains(JsonType::Number))
+    }
+
+    /// The allowed types, in [`JsonType::ALL`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = JsonType> {
+        JsonType::ALL.into_iter().filter(move |t| self.contains(*t))
+    }
+
+    /// How many types are allowed.
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether no type is allowed.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// These types without `other`'s: without `number`, integers go too.
+    pub fn remove(&mut self, other: Types) {
+        if other.contains(JsonType::Number) {
+            self.0 &= !JsonType::Integer.bit();
+        }
+        self.0 &= !other.0;
+    }
+
+    fn normalize(&mut self) {
+        if self.contains(JsonType::Number) {
+            self.0 &= !JsonType::Integer.bit();
+        }
+    }
+}
+
+/// A schema object without `$ref`, `allOf`, `anyOf` and `oneOf`: what it allows of
+/// each type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlainSchema<'s> {
+    /// `type`.
+    pub types: Types,
+    /// `enum` and `const` (see [`super::read::literals`]), when either is written.
+    pub literals: Option<Vec<&'s Value>>,
+    /// `not`.
+    pub not: Option<Subschema<'s>>,
+    /// Whether `if` is written.
+    pub has_if: bool,
+    /// Whether `if` is written with `then` or `else`.
+    pub conditional: bool,
+    /// The string keywords.
+    pub string: StringSchema,
+    /// The number keywords.
+    pub number: NumberSchema,
+    /// The array keywords.
+    pub array: ArraySchema<'s>,
+    /// The object keywords.
+    pub object: ObjectSchema<'s>,
 }

@@ -10,34 +10,41 @@ use serde_json::{Map, Value};
 use super::canon;
 use super::document::Location;
 use super::emit::Emitter;
-use super::ir::{ArraySchema, NumberSchema, ObjectSchema, StringSchema};
+use super::ir::{
+    ArraySchema, JsonType, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema, Types,
+};
 use super::keywords::TRUE;
-use super::lookup::Lookup;
-use super::{numeric, read, CompileError};
+use super::{numeric, CompileError};
 use crate::gbnf::Expr;
 
-/// The expression for the `enum`/`const` values of the schema `map` (at `at`) that fit
+/// The expression for `values`, the `enum`/`const` values of `plain` (at `at`), that fit
 /// the allowed `types` and its other keywords.
 ///
 /// # Errors
-/// A malformed `enum` or keyword; [`CompileError::Unsatisfiable`] when no value fits.
+/// [`CompileError::Unsatisfiable`] when no value fits.
 pub fn literals(
     e: &mut Emitter<'_, '_, '_>,
-    map: &Map<String, Value>,
-    types: &[&str],
+    plain: &PlainSchema<'_>,
+    values: &[&Value],
+    types: Types,
     at: &Location,
 ) -> Result<Expr, CompileError> {
-    let values = read::literals(map, at).map_err(|err| e.shape_error(err))?;
-    let checks = Checks::read(map, at, &values).map_err(|err| e.shape_error(err))?;
+    // Objects list the declared properties first, in the order declared.
+    let order: Vec<String> = plain
+        .object
+        .properties
+        .names()
+        .map(str::to_string)
+        .collect();
     let mut texts: Vec<String> = Vec::new();
     let mut unchecked = false;
     for value in values {
-        match checks.fit(value, types) {
+        match fit(value, plain, types) {
             Fit::No => continue,
             Fit::Unchecked => unchecked = true,
             Fit::Yes => {}
         }
-        let text = canon::canonical_text_of(value, map);
+        let text = canon::canonical_text_in_order(value, &order);
         if !texts.contains(&text) {
             texts.push(text);
         }
@@ -67,75 +74,30 @@ enum Fit {
     Unchecked,
 }
 
-/// The keywords a schema's literal values are checked against, each kind read only when
-/// a value of that kind is listed.
-struct Checks<'s> {
-    string: Option<StringSchema>,
-    number: Option<NumberSchema>,
-    array: Option<ArraySchema<'s>>,
-    object: Option<ObjectSchema<'s>>,
-    /// `not`, which is not checked here.
-    not: bool,
-}
-
-impl<'s> Checks<'s> {
-    /// The keywords of `map` (at `at`) that `values` are checked against.
-    fn read(
-        map: &'s Map<String, Value>,
-        at: &Location,
-        values: &[&Value],
-    ) -> Result<Self, super::ir::ShapeError> {
-        let listed = |kind: fn(&Value) -> bool| values.iter().any(|v| kind(v));
-        Ok(Checks {
-            string: listed(Value::is_string)
-                .then(|| read::string(map, at))
-                .transpose()?,
-            number: listed(Value::is_number)
-                .then(|| read::number(map, at))
-                .transpose()?,
-            array: listed(Value::is_array)
-                .then(|| read::array(map, at))
-                .transpose()?,
-            object: listed(Value::is_object)
-                .then(|| read::object(map, at))
-                .transpose()?,
-            not: map.has("not"),
-        })
-    }
-
-    /// Does `value` fit the allowed `types` and these keywords?
-    fn fit(&self, value: &Value, types: &[&str]) -> Fit {
-        let type_ok = match value {
-            Value::Null => types.contains(&"null"),
-            Value::Bool(_) => types.contains(&"boolean"),
-            Value::Object(_) => types.contains(&"object"),
-            Value::Array(_) => types.contains(&"array"),
-            Value::String(_) => types.contains(&"string"),
-            Value::Number(n) => {
-                types.contains(&"number")
-                    || (types.contains(&"integer") && numeric::value::is_integral(n) == Some(true))
-            }
-        };
-        if !type_ok {
-            return Fit::No;
+/// Does `value` fit the allowed `types` and the keywords of `plain`?
+fn fit(value: &Value, plain: &PlainSchema<'_>, types: Types) -> Fit {
+    let fit = match value {
+        Value::Null => types.admits(JsonType::Null).then_some(Fit::Yes),
+        Value::Bool(_) => types.admits(JsonType::Boolean).then_some(Fit::Yes),
+        Value::String(s) => types
+            .admits(JsonType::String)
+            .then(|| string_fit(s, &plain.string)),
+        Value::Number(n) => {
+            let integral = numeric::value::is_integral(n) == Some(true);
+            (types.admits(JsonType::Number) || (integral && types.admits(JsonType::Integer)))
+                .then(|| number_fit(n, &plain.number))
         }
-        let fit = match value {
-            Value::String(s) => self.string.as_ref().map_or(Fit::Yes, |k| string_fit(s, k)),
-            Value::Number(n) => self.number.as_ref().map_or(Fit::Yes, |k| number_fit(n, k)),
-            Value::Array(items) => self
-                .array
-                .as_ref()
-                .map_or(Fit::Yes, |k| array_fit(items, k)),
-            Value::Object(members) => self
-                .object
-                .as_ref()
-                .map_or(Fit::Yes, |k| object_fit(members, k)),
-            Value::Null | Value::Bool(_) => Fit::Yes,
-        };
-        match fit {
-            Fit::Yes if self.not => Fit::Unchecked,
-            fit => fit,
-        }
+        Value::Array(items) => types
+            .admits(JsonType::Array)
+            .then(|| array_fit(items, &plain.array)),
+        Value::Object(members) => types
+            .admits(JsonType::Object)
+            .then(|| object_fit(members, &plain.object)),
+    };
+    match fit {
+        None => Fit::No,
+        Some(Fit::Yes) if plain.not.is_some() => Fit::Unchecked,
+        Some(fit) => fit,
     }
 }
 
@@ -196,9 +158,8 @@ fn array_fit(items: &[Value], array: &ArraySchema<'_>) -> Fit {
     if !within(items.len(), Some(array.min_items), array.max_items) {
         return Fit::No;
     }
-    let restricts = |schema: &Option<super::ir::Subschema<'_>>| {
-        schema.as_ref().is_some_and(|s| s.schema != &TRUE)
-    };
+    let restricts =
+        |schema: &Option<Subschema<'_>>| schema.as_ref().is_some_and(|s| s.schema != &TRUE);
     checked_unless(
         !array.prefix.is_empty()
             || restricts(&array.items)
@@ -217,9 +178,8 @@ fn object_fit(members: &Map<String, Value>, object: &ObjectSchema<'_>) -> Fit {
     {
         return Fit::No;
     }
-    let restricts = |schema: &Option<super::ir::Subschema<'_>>| {
-        schema.as_ref().is_some_and(|s| s.schema != &TRUE)
-    };
+    let restricts =
+        |schema: &Option<Subschema<'_>>| schema.as_ref().is_some_and(|s| s.schema != &TRUE);
     checked_unless(
         !object.properties.is_empty()
             || !object.pattern_properties.is_empty()

@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::ir::{
-    ArraySchema, Keyed, NumberSchema, ObjectSchema, ShapeError, StringSchema, Subschema,
+    ArraySchema, JsonType, Keyed, NumberSchema, ObjectSchema, PlainSchema, ShapeError,
+    StringSchema, Subschema, Types,
 };
+use super::keywords::{self, TYPES};
 use super::lookup::Lookup;
 use super::merge::json_equal;
 use super::numeric;
@@ -239,6 +241,73 @@ pub fn literals<'s>(
     Ok(values)
 }
 
+/// `type`: every type when it is absent.
+///
+/// # Errors
+/// A `type` that is not a type name or an array of them (with a hint for a misspelt name).
+pub fn types(map: &Map<String, Value>, at: &Location) -> Result<Types, ShapeError> {
+    let named: &[Value] = match map.kw("type") {
+        None => return Ok(Types::all()),
+        Some(one @ Value::String(_)) => std::slice::from_ref(one),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(shape(
+                at,
+                "type",
+                "`type` must be a string or an array of strings".into(),
+            ))
+        }
+    };
+    if !named.iter().all(Value::is_string) {
+        return Err(shape(at, "type", "`type` entries must be strings".into()));
+    }
+    let mut types = Vec::with_capacity(named.len());
+    for name in named.iter().filter_map(Value::as_str) {
+        let Some(t) = JsonType::named(name) else {
+            let hint = keywords::suggest(name, TYPES)
+                .map(|s| format!("; did you mean \"{s}\"?"))
+                .unwrap_or_default();
+            return Err(shape(
+                at,
+                "type",
+                format!(
+                    "unknown type \"{name}\" (the types are {}){hint}",
+                    TYPES.join(", ")
+                ),
+            ));
+        };
+        types.push(t);
+    }
+    Ok(Types::of(types))
+}
+
+/// Everything a schema object without combinators says, at `at`.
+///
+/// # Errors
+/// Any keyword of the wrong shape, whichever type it constrains.
+pub fn plain<'s>(
+    map: &'s Map<String, Value>,
+    at: &Location,
+) -> Result<PlainSchema<'s>, ShapeError> {
+    let has_if = map.has("if");
+    Ok(PlainSchema {
+        types: types(map, at)?,
+        literals: (map.has("enum") || map.has("const"))
+            .then(|| literals(map, at))
+            .transpose()?,
+        not: map.kw("not").map(|schema| Subschema {
+            schema,
+            at: at.child("not"),
+        }),
+        has_if,
+        conditional: has_if && (map.has("then") || map.has("else")),
+        string: string(map, at)?,
+        number: number(map, at)?,
+        array: array(map, at)?,
+        object: object(map, at)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -452,5 +521,66 @@ mod tests {
             let err = object(&map(schema), &at()).unwrap_err();
             assert_eq!(err.at.pointer, format!("/properties/x/{key}"));
         }
+    }
+
+    #[test]
+    fn types_are_a_set_and_integer_goes_beside_number() {
+        let names = |schema: Value| -> Vec<&'static str> {
+            types(&map(schema), &at())
+                .unwrap()
+                .iter()
+                .map(JsonType::name)
+                .collect()
+        };
+        assert_eq!(names(json!({"type": "integer"})), ["integer"]);
+        assert_eq!(
+            names(json!({"type": ["string", "integer", "number", "null"]})),
+            ["null", "number", "string"]
+        );
+        assert_eq!(names(json!({})).len(), 6);
+        let types = types(&map(json!({"type": "number"})), &at()).unwrap();
+        assert!(types.admits(JsonType::Integer) && !types.contains(JsonType::Integer));
+        let mut all = Types::all();
+        all.remove(Types::of([JsonType::Number, JsonType::Null]));
+        assert_eq!(
+            all.iter().map(JsonType::name).collect::<Vec<_>>(),
+            ["boolean", "object", "array", "string"]
+        );
+    }
+
+    #[test]
+    fn bad_types_are_refused_with_a_hint() {
+        for (schema, says) in [
+            (json!({"type": 3}), "must be a string or an array"),
+            (json!({"type": ["string", 1]}), "entries must be strings"),
+            (json!({"type": "strng"}), "did you mean \"string\"?"),
+        ] {
+            let err = types(&map(schema), &at()).unwrap_err();
+            assert_eq!(err.at.pointer, "/properties/x/type");
+            assert!(err.message.contains(says), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn a_plain_schema_reads_every_type_and_the_rest() {
+        let m = map(json!({
+            "type": ["string", "array"], "enum": ["a", ["b"]], "not": {"type": "null"},
+            "if": {}, "else": {}, "maxLength": 2, "minItems": 1, "required": ["z"]
+        }));
+        let plain = plain(&m, &at()).unwrap();
+        assert_eq!(plain.types.len(), 2);
+        assert_eq!(plain.literals.unwrap().len(), 2);
+        assert_eq!(plain.not.unwrap().at.pointer, "/properties/x/not");
+        assert!(plain.has_if && plain.conditional);
+        assert_eq!(plain.string.max_length, Some(2));
+        assert_eq!(plain.array.min_items, 1);
+        assert_eq!(plain.object.required, ["z"]);
+        // A keyword of a type the schema does not allow must still be well formed.
+        let malformed = map(json!({"type": "string", "minItems": -1}));
+        let err = super::plain(&malformed, &at()).unwrap_err();
+        assert_eq!(err.at.pointer, "/properties/x/minItems");
+        let lone_if = map(json!({"if": {}}));
+        let plain = super::plain(&lone_if, &at()).unwrap();
+        assert!(plain.has_if && !plain.conditional && plain.literals.is_none());
     }
 }

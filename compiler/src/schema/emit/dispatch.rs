@@ -6,14 +6,13 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::{
-    absolutize_refs, holds_refs, is_conditional, pairwise_disjoint, rewritten, without, Emitter,
-    MAX_DEPTH,
+    absolutize_refs, holds_refs, pairwise_disjoint, rewritten, without, Emitter, MAX_DEPTH,
 };
 use crate::gbnf::Expr;
 use crate::schema::document::{at, Location, Source};
-use crate::schema::ir::Subschema;
+use crate::schema::ir::{JsonType, Subschema, Types};
 use crate::schema::keywords::{
-    self, is_annotation, is_assertion, APPLICATORS, EVALUATING, TRUE, TYPES, UNEVALUATED,
+    is_annotation, is_assertion, APPLICATORS, EVALUATING, TRUE, UNEVALUATED,
 };
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
@@ -473,37 +472,31 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &Map<String, Value>,
         at: &Location,
     ) -> Result<Expr, CompileError> {
-        let mut types = self.types(map, at)?;
-        if let Some(not) = map.kw("not") {
+        let plain = read::plain(map, at).map_err(|err| self.shape_error(err))?;
+        let mut types = plain.types;
+        if let Some(not) = &plain.not {
             self.not(not, &mut types, at)?;
         }
-        if is_conditional(map) {
+        if plain.conditional {
             self.validation_only(at, "if", "conditional schemas are checked after generation")?;
         }
-        if map.has("enum") || map.has("const") {
-            return literals::literals(self, map, &types, at);
+        if let Some(values) = &plain.literals {
+            return literals::literals(self, &plain, values, types, at);
         }
         if types.is_empty() {
             return Err(self.unsatisfiable(at, "no type is allowed"));
         }
         let mut arms = Vec::new();
-        for t in &types {
-            let result = match *t {
-                "null" => Ok(self.shared_rule("null")),
-                "boolean" => Ok(self.shared_rule("boolean")),
-                "string" => read::string(map, at)
-                    .map_err(|err| self.shape_error(err))
-                    .and_then(|string| scalars::string(self, &string, at)),
-                "integer" | "number" => read::number(map, at)
-                    .map_err(|err| self.shape_error(err))
-                    .and_then(|number| scalars::number(self, &number, at, *t == "integer")),
-                "object" => read::object(map, at)
-                    .map_err(|err| self.shape_error(err))
-                    .and_then(|object| objects::object(self, &object, at, map.has("if"))),
-                "array" => read::array(map, at)
-                    .map_err(|err| self.shape_error(err))
-                    .and_then(|array| arrays::array(self, &array, at, map.has("if"))),
-                _ => continue,
+        for t in types.iter() {
+            let result = match t {
+                JsonType::Null => Ok(self.shared_rule("null")),
+                JsonType::Boolean => Ok(self.shared_rule("boolean")),
+                JsonType::String => scalars::string(self, &plain.string, at),
+                JsonType::Integer | JsonType::Number => {
+                    scalars::number(self, &plain.number, at, t == JsonType::Integer)
+                }
+                JsonType::Object => objects::object(self, &plain.object, at, plain.has_if),
+                JsonType::Array => arrays::array(self, &plain.array, at, plain.has_if),
             };
             match result {
                 Ok(expr) => arms.push(expr),
@@ -517,81 +510,32 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Ok(Expr::alt(arms))
     }
 
-    /// The allowed types, in a fixed order; `integer` is dropped when `number` is allowed
-    /// (every integer is a number).
-    pub(super) fn types(
-        &mut self,
-        map: &Map<String, Value>,
-        at: &Location,
-    ) -> Result<Vec<&'static str>, CompileError> {
-        let named: &[Value] = match map.kw("type") {
-            None => {
-                return Ok(vec![
-                    "null", "boolean", "object", "array", "number", "string",
-                ])
-            }
-            Some(one @ Value::String(_)) => std::slice::from_ref(one),
-            Some(Value::Array(items)) => items,
-            Some(_) => {
-                return Err(self.invalid(
-                    &at.child("type"),
-                    "`type` must be a string or an array of strings",
-                ))
-            }
-        };
-        if !named.iter().all(Value::is_string) {
-            return Err(self.invalid(&at.child("type"), "`type` entries must be strings"));
-        }
-        for name in named.iter().filter_map(Value::as_str) {
-            if !TYPES.contains(&name) {
-                let hint = keywords::suggest(name, TYPES)
-                    .map(|s| format!("; did you mean \"{s}\"?"))
-                    .unwrap_or_default();
-                return Err(self.invalid(
-                    &at.child("type"),
-                    format!(
-                        "unknown type \"{name}\" (the types are {}){hint}",
-                        TYPES.join(", ")
-                    ),
-                ));
-            }
-        }
-        let has = |t: &str| named.iter().any(|item| item.as_str() == Some(t));
-        Ok([
-            "null", "boolean", "object", "array", "number", "integer", "string",
-        ]
-        .into_iter()
-        .filter(|t| has(t) && !(*t == "integer" && has("number")))
-        .collect())
-    }
-
     /// `not`: `{"type": …}` removes types exactly; anything else is validation-only.
     pub(super) fn not(
         &mut self,
-        not: &Value,
-        types: &mut Vec<&'static str>,
+        not: &Subschema<'_>,
+        types: &mut Types,
         at: &Location,
     ) -> Result<(), CompileError> {
-        match not {
+        match not.schema {
             Value::Object(inner) if inner.len() == 1 && inner.has("type") => {
-                let excluded = self.types(inner, &at.child("not"))?;
-                if excluded.contains(&"integer")
-                    && types.contains(&"number")
-                    && !excluded.contains(&"number")
+                let excluded = read::types(inner, &not.at).map_err(|err| self.shape_error(err))?;
+                if excluded.contains(JsonType::Integer)
+                    && types.contains(JsonType::Number)
+                    && !excluded.contains(JsonType::Number)
                 {
                     self.validation_only(at, "not", "non-integral numbers only")?;
                 }
-                let numbers_out = excluded.contains(&"number");
-                types.retain(|t| !(excluded.contains(t) || (numbers_out && *t == "integer")));
+                types.remove(excluded);
                 Ok(())
             }
             Value::Bool(false) => Ok(()),
             Value::Bool(true) => {
-                types.clear();
+                *types = Types::of([]);
                 Ok(())
             }
             Value::Object(inner) if inner.is_empty() => {
-                types.clear();
+                *types = Types::of([]);
                 Ok(())
             }
             _ => self.validation_only(at, "not", "a general `not` is checked after generation"),

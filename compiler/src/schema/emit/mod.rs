@@ -343,12 +343,6 @@ fn refusal(rejected: gbnf::Rejected) -> CompileError {
     }
 }
 
-/// Does `map` hold a conditional (`if` with `then` or `else`)? The grammar leaves it to
-/// validation.
-pub fn is_conditional(map: &Map<String, Value>) -> bool {
-    map.has("if") && (map.has("then") || map.has("else"))
-}
-
 /// `map` without `key`, to be merged with other schemas and compiled again at the same
 /// place. `$defs` and `definitions` are left out too: they constrain nothing, references
 /// reach them through the document, and they were explained where they were written.
