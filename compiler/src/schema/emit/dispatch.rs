@@ -36,7 +36,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                         self.too_large(at, format!("schemas nested more than {MAX_DEPTH} deep"))
                     );
                 }
-                let result = self.object_schema(map, at);
+                let result = self.object_schema(map, at, false);
                 self.depth -= 1;
                 result
             }
@@ -44,10 +44,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
     }
 
+    /// The expression for the schema object `map` at `at`; `merged` when a merge made it
+    /// (its keywords beside a `$ref` then come from other schemas, and apply in every
+    /// draft).
     pub(super) fn object_schema(
         &mut self,
         map: &Map<String, Value>,
         at: &Location,
+        merged: bool,
     ) -> Result<Expr, CompileError> {
         self.explain_keywords(map, at);
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
@@ -74,7 +78,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
             };
             let target = self.doc.resolve(at, reference)?;
-            let constraining = !self.doc.ref_overrides_siblings
+            let constraining = (merged || !self.doc.ref_overrides_siblings)
                 && map.keys().any(|k| k != "$ref" && is_assertion(k));
             if !constraining {
                 return self.ref_rule(&target);
@@ -153,15 +157,31 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         'r: 'm,
     {
         if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
-            let only_ref = map.keys().all(|k| k == "$ref" || is_annotation(k));
-            if only_ref {
+            if self.only_ref(map) {
                 let target = self.doc.resolve(at, reference)?;
                 if let Some(inlined) = self.inline(&target)? {
                     return Ok((inlined, target));
                 }
+                if self.doc.ref_overrides_siblings {
+                    // Recursive: the reference alone, without the siblings it ignores.
+                    let alone = self.ref_alone(reference, at);
+                    return Ok((Cow::Owned(alone), at.clone()));
+                }
             }
         }
         Ok((self.with_absolute_refs(map, at), at.clone()))
+    }
+
+    /// Does the schema object `map` (holding a `$ref`) mean its reference alone? Up to
+    /// draft-07 a `$ref` overrides its siblings; later, only annotations may be beside it.
+    fn only_ref(&self, map: &Map<String, Value>) -> bool {
+        self.doc.ref_overrides_siblings || map.keys().all(|k| k == "$ref" || is_annotation(k))
+    }
+
+    /// `{"$ref": reference}` for a reference written at `at`, made absolute.
+    fn ref_alone(&self, reference: &str, at: &Location) -> Map<String, Value> {
+        let alone = Map::from_iter([("$ref".to_string(), Value::String(reference.to_string()))]);
+        self.with_absolute_refs(&alone, at).into_owned()
     }
 
     /// The location a reference-only member would be inlined from, if any.
@@ -171,7 +191,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
     ) -> Option<Location> {
         let reference = map.kw("$ref").and_then(Value::as_str)?;
-        if !map.keys().all(|k| k == "$ref" || is_annotation(k)) {
+        if !self.only_ref(map) {
             return None;
         }
         let target = self.doc.resolve(at, reference).ok()?;
@@ -207,6 +227,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         target: &Location,
     ) -> Result<Cow<'v, Map<String, Value>>, CompileError> {
         match found {
+            // Up to draft-07 the siblings of a `$ref` are ignored: merged elsewhere, they
+            // would apply.
+            Some(Value::Object(map)) if self.doc.ref_overrides_siblings && map.has("$ref") => {
+                match map.kw("$ref").and_then(Value::as_str) {
+                    Some(reference) => Ok(Cow::Owned(self.ref_alone(reference, target))),
+                    None => Err(self.invalid(&target.child("$ref"), "`$ref` must be a string")),
+                }
+            }
             Some(Value::Object(map)) => Ok(self.with_absolute_refs(map, target)),
             Some(Value::Bool(true)) => Ok(Cow::Owned(Map::new())),
             Some(Value::Bool(false)) => {
@@ -330,7 +358,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             origins,
             combined_at,
         });
-        let result = self.object_schema(merged, at);
+        let result = self.object_schema(merged, at, true);
         self.merges.pop();
         result
     }

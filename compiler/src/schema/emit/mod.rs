@@ -552,6 +552,50 @@ mod tests {
     /// Draft-07 and older ignore the keywords beside a `$ref`; 2019-09 and later apply
     /// them with it (here `type: string` and an object target leave nothing).
     #[test]
+    fn a_draft7_ref_ignores_its_own_siblings_but_not_those_merged_beside_it() {
+        let draft7 = |extra: serde_json::Value| {
+            let mut schema = json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "definitions": {"n": {"type": "string"}}
+            });
+            for (key, value) in extra.as_object().unwrap() {
+                schema[key] = value.clone();
+            }
+            schema
+        };
+        let member = json!([{"$ref": "#/definitions/n", "type": "integer"}]);
+        // The outer `type` applies to the member's reference, whose own `type` is ignored.
+        for combinator in ["allOf", "anyOf"] {
+            let schema = draft7(json!({"type": "object", combinator: member}));
+            assert!(
+                matches!(
+                    compile(&schema, &Options::default()),
+                    Err(crate::schema::CompileError::Unsatisfiable { .. })
+                ),
+                "{schema}"
+            );
+        }
+        // Both branches admit every string: `oneOf` cannot be told apart by the ignored type.
+        let schema = draft7(json!({"oneOf": [member[0].clone(), {"type": "string"}]}));
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        assert!(compiled.diagnostics.iter().any(|d| d.pointer == "/oneOf"));
+        // A member that only refers to a recursive target keeps the keywords beside it,
+        // left to validation.
+        let schema = draft7(json!({
+            "definitions": {"tree": {"type": "object", "properties": {
+                "kids": {"type": "array", "items": {"allOf": [{"$ref": "#/definitions/tree"}], "required": ["id"]}}
+            }}},
+            "$ref": "#/definitions/tree"
+        }));
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        assert!(
+            compiled.diagnostics.iter().any(|d| d.keyword == "required"),
+            "{:?}",
+            compiled.diagnostics
+        );
+    }
+
+    #[test]
     fn keywords_beside_a_ref_apply_from_2019_09_on() {
         let schema = |declared: Option<&str>| {
             let mut schema = json!({
