@@ -28,7 +28,7 @@ pub fn array(
     // Items that `contains` or `if` (validation-only) evaluate are unknown
     // to the grammar: it must not hold them to `unevaluatedItems`.
     let unevaluated = match &array.unevaluated {
-        Some(unevaluated) if unevaluated.schema != &TRUE => {
+        Some(unevaluated) if unevaluated.restricts() => {
             if array.contains.is_some() || beside_if {
                 e.validation_only(
                     at,

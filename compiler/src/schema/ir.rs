@@ -70,6 +70,13 @@ pub struct Subschema<'s> {
     pub at: Location,
 }
 
+impl Subschema<'_> {
+    /// Whether the schema restricts anything (it is not `true`).
+    pub fn restricts(&self) -> bool {
+        self.schema != &Value::Bool(true)
+    }
+}
+
 /// The keywords of `"type": "array"`, draft-07's spellings read as 2020-12's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArraySchema<'s> {

@@ -13,7 +13,6 @@ use super::emit::Emitter;
 use super::ir::{
     ArraySchema, JsonType, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema, Types,
 };
-use super::keywords::TRUE;
 use super::{numeric, CompileError};
 use crate::gbnf::Expr;
 
@@ -154,16 +153,19 @@ fn number_fit(n: &serde_json::Number, number: &NumberSchema) -> Fit {
     checked_unless(unchecked)
 }
 
+/// Whether a keyword holding a schema is written and restricts anything.
+fn restricting(schema: &Option<Subschema<'_>>) -> bool {
+    schema.as_ref().is_some_and(Subschema::restricts)
+}
+
 fn array_fit(items: &[Value], array: &ArraySchema<'_>) -> Fit {
     if !within(items.len(), Some(array.min_items), array.max_items) {
         return Fit::No;
     }
-    let restricts =
-        |schema: &Option<Subschema<'_>>| schema.as_ref().is_some_and(|s| s.schema != &TRUE);
     checked_unless(
         !array.prefix.is_empty()
-            || restricts(&array.items)
-            || restricts(&array.unevaluated)
+            || restricting(&array.items)
+            || restricting(&array.unevaluated)
             || array.contains.is_some()
             || array.unique_items,
     )
@@ -178,14 +180,12 @@ fn object_fit(members: &Map<String, Value>, object: &ObjectSchema<'_>) -> Fit {
     {
         return Fit::No;
     }
-    let restricts =
-        |schema: &Option<Subschema<'_>>| schema.as_ref().is_some_and(|s| s.schema != &TRUE);
     checked_unless(
         !object.properties.is_empty()
             || !object.pattern_properties.is_empty()
-            || restricts(&object.additional)
-            || restricts(&object.unevaluated)
-            || restricts(&object.property_names)
+            || restricting(&object.additional)
+            || restricting(&object.unevaluated)
+            || restricting(&object.property_names)
             || !object.dependencies.is_empty(),
     )
 }

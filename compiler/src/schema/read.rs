@@ -23,6 +23,14 @@ fn shape(at: &Location, key: &str, message: String) -> ShapeError {
     }
 }
 
+/// The schema `key` holds in the schema at `at`, if it is written.
+fn subschema<'s>(map: &'s Map<String, Value>, key: &str, at: &Location) -> Option<Subschema<'s>> {
+    map.kw(key).map(|schema| Subschema {
+        schema,
+        at: at.child(key),
+    })
+}
+
 /// A count keyword (`minLength`, `maxItems`, …): a non-negative integer by value
 /// (`2.0` too), saturated at `u64::MAX`, since nothing has 2^64 members.
 ///
@@ -120,12 +128,7 @@ pub fn array<'s>(
     map: &'s Map<String, Value>,
     at: &Location,
 ) -> Result<ArraySchema<'s>, ShapeError> {
-    let sub = |key: &str| {
-        map.kw(key).map(|schema| Subschema {
-            schema,
-            at: at.child(key),
-        })
-    };
+    let sub = |key: &str| subschema(map, key, at);
     let (prefix_key, prefix, items): (_, &[Value], _) =
         match (map.kw("prefixItems"), map.kw("items")) {
             (Some(Value::Array(prefix)), _) => ("prefixItems", prefix, sub("items")),
@@ -171,12 +174,7 @@ pub fn object<'s>(
     map: &'s Map<String, Value>,
     at: &Location,
 ) -> Result<ObjectSchema<'s>, ShapeError> {
-    let sub = |key: &str| {
-        map.kw(key).map(|schema| Subschema {
-            schema,
-            at: at.child(key),
-        })
-    };
+    let sub = |key: &str| subschema(map, key, at);
     let keyed = |key: &str| match map.kw(key) {
         None => Ok(Keyed::new(None, at.child(key))),
         Some(Value::Object(schemas)) => Ok(Keyed::new(Some(schemas), at.child(key))),
@@ -295,10 +293,7 @@ pub fn plain<'s>(
         literals: (map.has("enum") || map.has("const"))
             .then(|| literals(map, at))
             .transpose()?,
-        not: map.kw("not").map(|schema| Subschema {
-            schema,
-            at: at.child("not"),
-        }),
+        not: subschema(map, "not", at),
         has_if,
         conditional: has_if && (map.has("then") || map.has("else")),
         string: string(map, at)?,

@@ -57,7 +57,7 @@ pub fn object(
             // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
             // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
             (None, Some(unevaluated))
-                if unevaluated.schema != &TRUE && (beside_if || object.dependent_schemas) =>
+                if unevaluated.restricts() && (beside_if || object.dependent_schemas) =>
             {
                 e.validation_only(
                     at,
