@@ -4,7 +4,7 @@
 
 use super::document::Location;
 use super::emit::Emitter;
-use super::ir::{ArraySchema, Subschema};
+use super::ir::{count, ArraySchema, Subschema};
 use super::keywords::TRUE;
 use super::CompileError;
 use crate::gbnf::flat::{MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
@@ -59,9 +59,13 @@ pub fn array(
             message: format!("more than {MAX_PREFIX} positional item schemas"),
         });
     }
-    let (min, max) = (array.min_items, array.max_items);
-    if array.unique_items && max.is_none_or(|m| m > 1) {
-        e.validation_only(at, "uniqueItems", "checked after generation")?;
+    let (min, max) = (array.min_items(), count(&array.max_items));
+    if let Some(unique) = array
+        .unique_items
+        .as_ref()
+        .filter(|_| max.is_none_or(|m| m > 1))
+    {
+        e.validation_only_at(unique, "uniqueItems", "checked after generation")?;
     }
     if array.contains.is_some() {
         e.validation_only(at, "contains", "checked after generation")?;

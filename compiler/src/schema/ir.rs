@@ -23,32 +23,56 @@ pub struct ShapeError {
     pub message: String,
 }
 
+/// A keyword's value, and where the user wrote it: diagnostics about the keyword name
+/// that place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written<T> {
+    /// The value, read.
+    pub value: T,
+    /// Where the keyword was written.
+    pub at: Location,
+}
+
+/// The value of an optional count keyword (`minLength`, `maxItems`, …), if written.
+pub fn count(keyword: &Option<Written<u64>>) -> Option<u64> {
+    keyword.as_ref().map(|written| written.value)
+}
+
 /// The keywords of `"type": "string"`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StringSchema {
-    /// `minLength`, 0 when absent.
-    pub min_length: u64,
+    /// `minLength`.
+    pub min_length: Option<Written<u64>>,
     /// `maxLength`.
-    pub max_length: Option<u64>,
+    pub max_length: Option<Written<u64>>,
     /// `pattern`, an ECMA-262 regular expression.
-    pub pattern: Option<String>,
+    pub pattern: Option<Written<String>>,
     /// `format`, when it is a string (other values are reported by the keyword check).
-    pub format: Option<String>,
+    pub format: Option<Written<String>>,
+}
+
+impl StringSchema {
+    /// The least length, 0 when `minLength` is absent.
+    pub fn min_length(&self) -> u64 {
+        count(&self.min_length).unwrap_or(0)
+    }
 }
 
 /// The keywords of `"type": "number"` and `"type": "integer"`, numbers exactly as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NumberSchema {
     /// `minimum`; absent when draft-04's `exclusiveMinimum: true` made it exclusive.
-    pub minimum: Option<Number>,
-    /// `exclusiveMinimum` (a number, or draft-04's `minimum` with `exclusiveMinimum: true`).
-    pub exclusive_minimum: Option<Number>,
+    pub minimum: Option<Written<Number>>,
+    /// `exclusiveMinimum` (a number, or draft-04's `minimum` with `exclusiveMinimum: true`,
+    /// written where the `minimum` is).
+    pub exclusive_minimum: Option<Written<Number>>,
     /// `maximum`; absent when draft-04's `exclusiveMaximum: true` made it exclusive.
-    pub maximum: Option<Number>,
-    /// `exclusiveMaximum` (a number, or draft-04's `maximum` with `exclusiveMaximum: true`).
-    pub exclusive_maximum: Option<Number>,
+    pub maximum: Option<Written<Number>>,
+    /// `exclusiveMaximum` (a number, or draft-04's `maximum` with `exclusiveMaximum: true`,
+    /// written where the `maximum` is).
+    pub exclusive_maximum: Option<Written<Number>>,
     /// `multipleOf`, above 0.
-    pub multiple_of: Option<Number>,
+    pub multiple_of: Option<Written<Number>>,
 }
 
 impl NumberSchema {
@@ -89,14 +113,21 @@ pub struct ArraySchema<'s> {
     pub items: Option<Subschema<'s>>,
     /// `unevaluatedItems`.
     pub unevaluated: Option<Subschema<'s>>,
-    /// `minItems`, 0 when absent.
-    pub min_items: u64,
+    /// `minItems`.
+    pub min_items: Option<Written<u64>>,
     /// `maxItems`.
-    pub max_items: Option<u64>,
-    /// `uniqueItems`, written with any value but `false`.
-    pub unique_items: bool,
+    pub max_items: Option<Written<u64>>,
+    /// Where `uniqueItems` is written, with any value but `false`.
+    pub unique_items: Option<Location>,
     /// `contains`.
     pub contains: Option<Subschema<'s>>,
+}
+
+impl ArraySchema<'_> {
+    /// The least number of items, 0 when `minItems` is absent.
+    pub fn min_items(&self) -> u64 {
+        count(&self.min_items).unwrap_or(0)
+    }
 }
 
 /// Schemas by name, in the order written: `properties`, `patternProperties`.
@@ -161,9 +192,9 @@ pub struct ObjectSchema<'s> {
     /// `propertyNames`.
     pub property_names: Option<Subschema<'s>>,
     /// `minProperties`.
-    pub min_properties: Option<u64>,
+    pub min_properties: Option<Written<u64>>,
     /// `maxProperties`.
-    pub max_properties: Option<u64>,
+    pub max_properties: Option<Written<u64>>,
     /// Which of `dependentRequired`, `dependentSchemas` and draft-07's `dependencies` are
     /// written, in that order.
     pub dependencies: Vec<&'static str>,

@@ -11,7 +11,8 @@ use super::canon;
 use super::document::Location;
 use super::emit::Emitter;
 use super::ir::{
-    ArraySchema, JsonType, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema, Types,
+    count, ArraySchema, JsonType, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema,
+    Types,
 };
 use super::{numeric, CompileError};
 use crate::gbnf::Expr;
@@ -118,8 +119,8 @@ fn within(count: usize, min: Option<u64>, max: Option<u64>) -> bool {
 fn string_fit(s: &str, string: &StringSchema) -> Fit {
     if !within(
         s.chars().count(),
-        Some(string.min_length),
-        string.max_length,
+        count(&string.min_length),
+        count(&string.max_length),
     ) {
         return Fit::No;
     }
@@ -136,7 +137,7 @@ fn number_fit(n: &serde_json::Number, number: &NumberSchema) -> Fit {
     let mut unchecked = false;
     for (bound, out_of_range) in bounds {
         if let Some(bound) = bound {
-            match numeric::value::compare(n, bound) {
+            match numeric::value::compare(n, &bound.value) {
                 Some(order) if out_of_range(order) => return Fit::No,
                 Some(_) => {}
                 None => unchecked = true,
@@ -144,7 +145,7 @@ fn number_fit(n: &serde_json::Number, number: &NumberSchema) -> Fit {
         }
     }
     if let Some(step) = &number.multiple_of {
-        match numeric::value::is_multiple(n, step) {
+        match numeric::value::is_multiple(n, &step.value) {
             Some(false) => return Fit::No,
             Some(true) => {}
             None => unchecked = true,
@@ -159,7 +160,11 @@ fn restricting(schema: &Option<Subschema<'_>>) -> bool {
 }
 
 fn array_fit(items: &[Value], array: &ArraySchema<'_>) -> Fit {
-    if !within(items.len(), Some(array.min_items), array.max_items) {
+    if !within(
+        items.len(),
+        count(&array.min_items),
+        count(&array.max_items),
+    ) {
         return Fit::No;
     }
     checked_unless(
@@ -167,16 +172,19 @@ fn array_fit(items: &[Value], array: &ArraySchema<'_>) -> Fit {
             || restricting(&array.items)
             || restricting(&array.unevaluated)
             || array.contains.is_some()
-            || array.unique_items,
+            || array.unique_items.is_some(),
     )
 }
 
 fn object_fit(members: &Map<String, Value>, object: &ObjectSchema<'_>) -> Fit {
-    if !within(members.len(), object.min_properties, object.max_properties)
-        || object
-            .required
-            .iter()
-            .any(|name| !members.contains_key(*name))
+    if !within(
+        members.len(),
+        count(&object.min_properties),
+        count(&object.max_properties),
+    ) || object
+        .required
+        .iter()
+        .any(|name| !members.contains_key(*name))
     {
         return Fit::No;
     }

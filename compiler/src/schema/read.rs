@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::document::Location;
 use super::ir::{
     ArraySchema, JsonType, Keyed, NumberSchema, ObjectSchema, PlainSchema, ShapeError,
-    StringSchema, Subschema, Types,
+    StringSchema, Subschema, Types, Written,
 };
 use super::keywords::{self, TYPES};
 use super::lookup::Lookup;
@@ -20,6 +20,14 @@ fn shape(at: &Location, key: &str, message: String) -> ShapeError {
     ShapeError {
         at: at.child(key),
         message,
+    }
+}
+
+/// `value`, written under `key` in the schema at `at`.
+fn written<T>(value: T, at: &Location, key: &str) -> Written<T> {
+    Written {
+        value,
+        at: at.child(key),
     }
 }
 
@@ -40,12 +48,15 @@ pub fn count(
     map: &Map<String, Value>,
     key: &str,
     at: &Location,
-) -> Result<Option<u64>, ShapeError> {
+) -> Result<Option<Written<u64>>, ShapeError> {
     let Some(value) = map.kw(key) else {
         return Ok(None);
     };
     match value.as_number().and_then(numeric::value::count) {
-        Some(n) => Ok(Some(n)),
+        Some(value) => Ok(Some(Written {
+            value,
+            at: at.child(key),
+        })),
         None => Err(shape(
             at,
             key,
@@ -59,16 +70,19 @@ pub fn count(
 /// # Errors
 /// A length that is not a count; a `pattern` that is not a string.
 pub fn string(map: &Map<String, Value>, at: &Location) -> Result<StringSchema, ShapeError> {
-    let min_length = count(map, "minLength", at)?.unwrap_or(0);
+    let min_length = count(map, "minLength", at)?;
     let max_length = count(map, "maxLength", at)?;
     let pattern = match map.kw("pattern") {
         None => None,
-        Some(Value::String(pattern)) => Some(pattern.clone()),
+        Some(Value::String(pattern)) => Some(written(pattern.clone(), at, "pattern")),
         Some(_) => {
             return Err(shape(at, "pattern", "`pattern` must be a string".into()));
         }
     };
-    let format = map.kw("format").and_then(Value::as_str).map(str::to_string);
+    let format = map
+        .kw("format")
+        .and_then(Value::as_str)
+        .map(|format| written(format.to_string(), at, "format"));
     Ok(StringSchema {
         min_length,
         max_length,
@@ -85,7 +99,7 @@ pub fn string(map: &Map<String, Value>, at: &Location) -> Result<StringSchema, S
 pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, ShapeError> {
     let bound = |key: &str| match map.kw(key) {
         None | Some(Value::Bool(_)) => Ok(None),
-        Some(Value::Number(n)) => Ok(Some(n.clone())),
+        Some(Value::Number(n)) => Ok(Some(written(n.clone(), at, key))),
         Some(_) => Err(shape(at, key, format!("`{key}` must be a number"))),
     };
     let (mut minimum, mut maximum) = (bound("minimum")?, bound("maximum")?);
@@ -100,7 +114,7 @@ pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, S
     let multiple_of = match map.kw("multipleOf") {
         None => None,
         Some(Value::Number(step)) if numeric::value::sign(step) == Some(Ordering::Greater) => {
-            Some(step.clone())
+            Some(written(step.clone(), at, "multipleOf"))
         }
         Some(_) => {
             return Err(shape(
@@ -156,11 +170,12 @@ pub fn array<'s>(
         prefix_at,
         items,
         unevaluated: sub("unevaluatedItems"),
-        min_items: count(map, "minItems", at)?.unwrap_or(0),
+        min_items: count(map, "minItems", at)?,
         max_items: count(map, "maxItems", at)?,
         unique_items: map
             .kw("uniqueItems")
-            .is_some_and(|v| v != &Value::Bool(false)),
+            .filter(|v| *v != &Value::Bool(false))
+            .map(|_| at.child("uniqueItems")),
         contains: sub("contains"),
     })
 }
@@ -322,11 +337,16 @@ mod tests {
         value.as_object().unwrap().clone()
     }
 
+    /// `value`, written under `key` at [`at`].
+    fn w<T>(value: T, key: &str) -> Option<Written<T>> {
+        Some(written(value, &at(), key))
+    }
+
     #[test]
     fn counts_are_integers_by_value_and_saturate() {
         let m = map(json!({"a": 2.0, "b": 1e30, "c": -1, "d": 1.5, "e": "3"}));
-        assert_eq!(count(&m, "a", &at()), Ok(Some(2)));
-        assert_eq!(count(&m, "b", &at()), Ok(Some(u64::MAX)));
+        assert_eq!(count(&m, "a", &at()), Ok(w(2, "a")));
+        assert_eq!(count(&m, "b", &at()), Ok(w(u64::MAX, "b")));
         assert_eq!(count(&m, "absent", &at()), Ok(None));
         for key in ["c", "d", "e"] {
             let err = count(&m, key, &at()).unwrap_err();
@@ -341,10 +361,10 @@ mod tests {
         assert_eq!(
             string(&m, &at()),
             Ok(StringSchema {
-                min_length: 1,
-                max_length: Some(3),
-                pattern: Some("^a".into()),
-                format: Some("date".into()),
+                min_length: w(1, "minLength"),
+                max_length: w(3, "maxLength"),
+                pattern: w("^a".into(), "pattern"),
+                format: w("date".into(), "format"),
             })
         );
         let err = string(&map(json!({"pattern": 3})), &at()).unwrap_err();
@@ -358,8 +378,8 @@ mod tests {
         );
         let n = number(&m, &at()).unwrap();
         assert_eq!(n.minimum, None);
-        assert_eq!(n.exclusive_minimum, Some(Number::from(1)));
-        assert_eq!(n.maximum, Some(Number::from(9)));
+        assert_eq!(n.exclusive_minimum, w(Number::from(1), "minimum"));
+        assert_eq!(n.maximum, w(Number::from(9), "maximum"));
         assert_eq!(n.exclusive_maximum, None);
         assert!(n.bounded());
     }
@@ -372,10 +392,10 @@ mod tests {
         .unwrap();
         let n = number(&m, &at()).unwrap();
         assert_eq!(
-            n.minimum.unwrap().to_string(),
+            n.minimum.unwrap().value.to_string(),
             "123456789012345678901234567890"
         );
-        assert_eq!(n.multiple_of.unwrap().to_string(), "0.01");
+        assert_eq!(n.multiple_of.unwrap().value.to_string(), "0.01");
     }
 
     #[test]
@@ -401,7 +421,7 @@ mod tests {
         let items = a.items.unwrap();
         assert_eq!(items.schema, &json!(false));
         assert_eq!(items.at.pointer, "/properties/x/additionalItems");
-        assert_eq!((a.min_items, a.max_items), (1, None));
+        assert_eq!((a.min_items, a.max_items), (w(1, "minItems"), None));
     }
 
     #[test]
@@ -414,14 +434,11 @@ mod tests {
         assert_eq!(a.prefix[1].at.pointer, "/properties/x/prefixItems/1");
         assert_eq!(a.items.unwrap().at.pointer, "/properties/x/items");
         assert_eq!(a.unevaluated.unwrap().schema, &json!(false));
-        assert_eq!(a.max_items, Some(4));
-        assert!(a.unique_items);
+        assert_eq!(a.max_items, w(4, "maxItems"));
+        assert_eq!(a.unique_items, Some(at().child("uniqueItems")));
         assert_eq!(a.contains.unwrap().at.pointer, "/properties/x/contains");
-        assert!(
-            !array(&map(json!({"uniqueItems": false})), &at())
-                .unwrap()
-                .unique_items
-        );
+        let not_unique = map(json!({"uniqueItems": false}));
+        assert_eq!(array(&not_unique, &at()).unwrap().unique_items, None);
         // Without positional schemas, `items` is every item's schema.
         let plain = map(json!({"items": {"type": "string"}}));
         let a = array(&plain, &at()).unwrap();
@@ -475,7 +492,10 @@ mod tests {
             ("^x", "/properties/x/patternProperties/^x")
         );
         assert_eq!(o.property_names.unwrap().schema, &json!({"maxLength": 3}));
-        assert_eq!((o.min_properties, o.max_properties), (Some(1), Some(5)));
+        assert_eq!(
+            (o.min_properties, o.max_properties),
+            (w(1, "minProperties"), w(5, "maxProperties"))
+        );
         assert_eq!(o.dependencies, ["dependentRequired"]);
         assert!(!o.dependent_schemas);
     }
@@ -567,8 +587,8 @@ mod tests {
         assert_eq!(plain.literals.unwrap().len(), 2);
         assert_eq!(plain.not.unwrap().at.pointer, "/properties/x/not");
         assert!(plain.has_if && plain.conditional);
-        assert_eq!(plain.string.max_length, Some(2));
-        assert_eq!(plain.array.min_items, 1);
+        assert_eq!(plain.string.max_length, w(2, "maxLength"));
+        assert_eq!(plain.array.min_items(), 1);
         assert_eq!(plain.object.required, ["z"]);
         // A keyword of a type the schema does not allow must still be well formed.
         let malformed = map(json!({"type": "string", "minItems": -1}));

@@ -5,7 +5,7 @@ use serde_json::Number;
 use super::arrays::bounded_repeat;
 use super::document::Location;
 use super::emit::Emitter;
-use super::ir::{NumberSchema, StringSchema};
+use super::ir::{count, NumberSchema, StringSchema, Written};
 use super::numeric::{self, NumericError};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -15,20 +15,18 @@ use crate::pattern::PatternError;
 /// rules, so longer maxima are left to validation (and said so).
 pub const MAX_EXACT_LENGTH: u64 = 4000;
 
-/// Reports the length keywords that constrain anything (`minLength` above 0, any
-/// `maxLength`) as enforced by validation only, for `why`.
+/// Reports the length keywords of `string` that constrain anything (`minLength` above 0,
+/// any `maxLength`) as enforced by validation only, for `why`.
 fn lengths_left_to_validation(
     e: &mut Emitter<'_, '_, '_>,
-    at: &Location,
-    min: u64,
-    max: Option<u64>,
+    string: &StringSchema,
     why: &str,
 ) -> Result<(), CompileError> {
-    if min > 0 {
-        e.validation_only(at, "minLength", why)?;
+    if let Some(min) = string.min_length.as_ref().filter(|min| min.value > 0) {
+        e.validation_only_at(&min.at, "minLength", why)?;
     }
-    if max.is_some() {
-        e.validation_only(at, "maxLength", why)?;
+    if let Some(max) = &string.max_length {
+        e.validation_only_at(&max.at, "maxLength", why)?;
     }
     Ok(())
 }
@@ -43,7 +41,7 @@ pub fn string(
     string: &StringSchema,
     at: &Location,
 ) -> Result<Expr, CompileError> {
-    let (min, max) = (string.min_length, string.max_length);
+    let (min, max) = (string.min_length(), count(&string.max_length));
     if max.is_some_and(|max| max < min) {
         return Err(e.unsatisfiable(
             at,
@@ -55,18 +53,16 @@ pub fn string(
     }
     let quote = Expr::literal("\"");
     if let Some(pattern) = &string.pattern {
-        match e.pattern_rule(pattern, at) {
+        match e.pattern_rule(&pattern.value, at) {
             Ok(contents) => {
                 lengths_left_to_validation(
                     e,
-                    at,
-                    min,
-                    max,
+                    string,
                     "lengths beside a `pattern` are checked after generation",
                 )?;
-                if string.format.is_some() {
-                    e.validation_only(
-                        at,
+                if let Some(format) = &string.format {
+                    e.validation_only_at(
+                        &format.at,
                         "format",
                         "a `format` beside a `pattern` is checked after generation",
                     )?;
@@ -75,52 +71,50 @@ pub fn string(
             }
             Err(PatternError::Empty) => {
                 return Err(e.unsatisfiable(
-                    &at.child("pattern"),
-                    format!("the pattern /{pattern}/ matches no string"),
+                    &pattern.at,
+                    format!("the pattern /{}/ matches no string", pattern.value),
                 ));
             }
             Err(err) => {
-                e.validation_only(
-                    at,
+                e.validation_only_at(
+                    &pattern.at,
                     "pattern",
-                    format!("/{pattern}/ is checked after generation: {err}"),
+                    format!("/{}/ is checked after generation: {err}", pattern.value),
                 )?;
             }
         }
     }
     if let Some(format) = &string.format {
         if string.pattern.is_none() {
-            if let Some(rules) = super::formats::built_rules(format) {
+            if let Some(rules) = super::formats::built_rules(&format.value) {
                 lengths_left_to_validation(
                     e,
-                    at,
-                    min,
-                    max,
+                    string,
                     "lengths beside a `format` are checked after generation",
                 )?;
-                if let Some(left_out) = super::formats::left_out(format) {
+                if let Some(left_out) = super::formats::left_out(&format.value) {
                     e.restricted(at, "format", left_out);
                 }
                 let entry = e.add_named_rules(rules);
                 return Ok(Expr::seq([quote.clone(), entry, quote]));
             }
         }
-        e.validation_only(
-            at,
+        e.validation_only_at(
+            &format.at,
             "format",
-            format!("the format `{format}` is checked after generation"),
+            format!("the format `{}` is checked after generation", format.value),
         )?;
     }
-    let max = match max {
-        Some(max) if max > MAX_EXACT_LENGTH => {
-            e.validation_only(
-                at,
+    let max = match &string.max_length {
+        Some(written) if written.value > MAX_EXACT_LENGTH => {
+            e.validation_only_at(
+                &written.at,
                 "maxLength",
                 format!("a maximum above {MAX_EXACT_LENGTH} characters would cost llama.cpp a rule per character; it is checked after generation"),
             )?;
             None
         }
-        max => max,
+        _ => max,
     };
     if min == 0 && max.is_none() {
         return Ok(e.shared_rule("string"));
@@ -156,27 +150,29 @@ pub fn number(
     let bounded = number.bounded();
     let unsatisfiable =
         |e: &Emitter<'_, '_, '_>| e.unsatisfiable(at, "no number lies within the bounds");
-    let too_complex = |e: &mut Emitter<'_, '_, '_>, key: &str, err: NumericError| {
-        e.validation_only(at, key, format!("checked after generation: {err}"))
+    let too_complex = |e: &mut Emitter<'_, '_, '_>, written: &Location, key: &str, err| {
+        e.validation_only_at(written, key, format!("checked after generation: {err}"))
     };
+    // A range too complex to enforce is reported at `minimum`, written or not.
+    let range_at = at.child("minimum");
     let step = match multiple_of {
         None => None,
         Some(m) => {
-            let integral_step = numeric::value::is_integral(m) == Some(true);
+            let integral_step = numeric::value::is_integral(&m.value) == Some(true);
             if integer || integral_step {
-                match numeric::integer_step(m) {
-                    Ok(k) => Some(k),
+                match numeric::integer_step(&m.value) {
+                    Ok(k) => Some((k, &m.at)),
                     Err(err) => {
-                        too_complex(e, "multipleOf", err)?;
+                        too_complex(e, &m.at, "multipleOf", err)?;
                         None
                     }
                 }
-            } else if let (Some(digits), false) = (decimal_step(m), bounded) {
+            } else if let (Some(digits), false) = (decimal_step(&m.value), bounded) {
                 // A step of 10^-d and no bounds: numbers with at most d fraction digits.
                 return Ok(e.add_rule(&format!("{}-step", e.hint(at)), decimal_places(digits)));
             } else {
-                e.validation_only(
-                    at,
+                e.validation_only_at(
+                    &m.at,
                     "multipleOf",
                     "a fractional step for numbers (with bounds, or other than 10^-d) is checked after generation",
                 )?;
@@ -187,16 +183,16 @@ pub fn number(
     // Integers, and numbers whose step is an integer (their canonical texts are integers).
     if integer || step.is_some() {
         let (min, max) = match numeric::effective_integer_bounds(
-            minimum.as_ref(),
-            exclusive_minimum.as_ref(),
-            maximum.as_ref(),
-            exclusive_maximum.as_ref(),
+            value(minimum),
+            value(exclusive_minimum),
+            value(maximum),
+            value(exclusive_maximum),
         ) {
             Ok(bounds) => bounds,
             Err(NumericError::Empty) => return Err(unsatisfiable(e)),
             Err(err) => return Err(e.invalid(at, err.to_string())),
         };
-        if let Some(k) = step.filter(|&k| k > 1) {
+        if let Some((k, step_at)) = step.filter(|&(k, _)| k > 1) {
             let prefix = e.fresh_prefix(&format!("{}-mod", e.hint(at)));
             match numeric::integer_multiple_of_in_range(k, min.as_deref(), max.as_deref(), &prefix)
             {
@@ -205,7 +201,7 @@ pub fn number(
                     return Ok(set.root);
                 }
                 Err(NumericError::Empty) => return Err(unsatisfiable(e)),
-                Err(err) => too_complex(e, "multipleOf", err)?,
+                Err(err) => too_complex(e, step_at, "multipleOf", err)?,
             }
         }
         if !bounded {
@@ -215,7 +211,7 @@ pub fn number(
             Ok(expr) => Ok(e.add_rule(&format!("{}-int", e.hint(at)), expr)),
             Err(NumericError::Empty) => Err(unsatisfiable(e)),
             Err(err) => {
-                too_complex(e, "minimum", err)?;
+                too_complex(e, &range_at, "minimum", err)?;
                 Ok(e.shared_rule("integer"))
             }
         };
@@ -224,18 +220,23 @@ pub fn number(
         return Ok(e.shared_rule("number"));
     }
     match numeric::number_range(
-        minimum.as_ref(),
-        exclusive_minimum.as_ref(),
-        maximum.as_ref(),
-        exclusive_maximum.as_ref(),
+        value(minimum),
+        value(exclusive_minimum),
+        value(maximum),
+        value(exclusive_maximum),
     ) {
         Ok(expr) => Ok(e.add_rule(&format!("{}-num", e.hint(at)), expr)),
         Err(NumericError::Empty) => Err(unsatisfiable(e)),
         Err(err) => {
-            too_complex(e, "minimum", err)?;
+            too_complex(e, &range_at, "minimum", err)?;
             Ok(e.shared_rule("number"))
         }
     }
+}
+
+/// The number an optional number keyword holds.
+fn value(keyword: &Option<Written<Number>>) -> Option<&Number> {
+    keyword.as_ref().map(|written| &written.value)
 }
 
 /// The most fraction digits a `multipleOf` of 10^-d may ask for.

@@ -152,7 +152,19 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         keyword: &str,
         message: impl Into<String>,
     ) -> Result<(), CompileError> {
-        let pointer = self.place(at.child(keyword));
+        self.validation_only_at(&at.child(keyword), keyword, message)
+    }
+
+    /// Records that `keyword`, written at `written` (the keyword itself, as in
+    /// [`Written::at`](crate::schema::ir::Written)), is enforced by validation only; an
+    /// error under `strict`.
+    pub fn validation_only_at(
+        &mut self,
+        written: &Location,
+        keyword: &str,
+        message: impl Into<String>,
+    ) -> Result<(), CompileError> {
+        let pointer = self.place(written.clone());
         let message = message.into();
         if self.options.strict {
             return Err(CompileError::Strict {

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::emit::Emitter;
-use super::ir::{Keyed, ObjectSchema, Subschema};
+use super::ir::{Keyed, ObjectSchema, Subschema, Written};
 use super::keywords::{FALSE, TRUE};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -468,7 +468,12 @@ fn counts(
 ) -> Result<(), CompileError> {
     let required = members.iter().filter(|m| m.required).count() as u64;
     let most = members.len() as u64;
-    if let Some(min) = object.min_properties {
+    if let Some(Written {
+        value: min,
+        at: min_at,
+    }) = &object.min_properties
+    {
+        let min = *min;
         if !extras && min > most {
             return Err(e.unsatisfiable(
                 at,
@@ -476,14 +481,19 @@ fn counts(
             ));
         }
         if min > required {
-            e.validation_only(
-                at,
+            e.validation_only_at(
+                min_at,
                 "minProperties",
                 "the count of optional properties is checked after generation",
             )?;
         }
     }
-    if let Some(max) = object.max_properties {
+    if let Some(Written {
+        value: max,
+        at: max_at,
+    }) = &object.max_properties
+    {
+        let max = *max;
         if max < required {
             return Err(e.unsatisfiable(
                 at,
@@ -491,8 +501,8 @@ fn counts(
             ));
         }
         if extras || max < most {
-            e.validation_only(
-                at,
+            e.validation_only_at(
+                max_at,
                 "maxProperties",
                 "the count of optional properties is checked after generation",
             )?;
