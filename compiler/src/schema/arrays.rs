@@ -30,8 +30,8 @@ pub fn array(
     let unevaluated = match &array.unevaluated {
         Some(unevaluated) if unevaluated.restricts() => {
             if array.contains.is_some() || beside_if {
-                e.validation_only(
-                    at,
+                e.validation_only_at(
+                    &unevaluated.at,
                     "unevaluatedItems",
                     "beside `contains` or `if`, which the grammar does not evaluate",
                 )?;
@@ -67,8 +67,8 @@ pub fn array(
     {
         e.validation_only_at(unique, "uniqueItems", "checked after generation")?;
     }
-    if array.contains.is_some() {
-        e.validation_only(at, "contains", "checked after generation")?;
+    if let Some(contains) = &array.contains {
+        e.validation_only_at(&contains.at, "contains", "checked after generation")?;
     }
     // Items past the prefix: an expression, or none allowed.
     let rest_expr = match e.schema(rest.schema, &rest.at) {

@@ -170,6 +170,11 @@ impl<'s> Keyed<'s> {
         self.map.is_none_or(Map::is_empty)
     }
 
+    /// Where the keyword was written (or would be, when it is absent).
+    pub fn at(&self) -> &Location {
+        &self.at
+    }
+
     /// Whether the keyword was written.
     pub fn is_written(&self) -> bool {
         self.map.is_some()
@@ -196,8 +201,8 @@ pub struct ObjectSchema<'s> {
     /// `maxProperties`.
     pub max_properties: Option<Written<u64>>,
     /// Which of `dependentRequired`, `dependentSchemas` and draft-07's `dependencies` are
-    /// written, in that order.
-    pub dependencies: Vec<&'static str>,
+    /// written (the keyword and its place), in that order.
+    pub dependencies: Vec<Written<&'static str>>,
     /// Whether a dependency is a schema (`dependentSchemas`, or a schema in
     /// `dependencies`): one that evaluates properties when it applies.
     pub dependent_schemas: bool,
@@ -315,18 +320,27 @@ impl Types {
     }
 }
 
+/// The values `enum` and `const` allow (see [`super::read::literals`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Literals<'s> {
+    /// The values, as written.
+    pub values: Vec<&'s Value>,
+    /// The keyword that lists them, `enum` when it is written, and its place.
+    pub keyword: Written<&'static str>,
+}
+
 /// A schema object without `$ref`, `allOf`, `anyOf` and `oneOf`: what it allows of
 /// each type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlainSchema<'s> {
     /// `type`.
     pub types: Types,
-    /// `enum` and `const` (see [`super::read::literals`]), when either is written.
-    pub literals: Option<Vec<&'s Value>>,
+    /// `enum` and `const`, when either is written.
+    pub literals: Option<Literals<'s>>,
     /// `not`.
     pub not: Option<Subschema<'s>>,
-    /// Whether `if` is written.
-    pub has_if: bool,
+    /// Where `if` is written, if it is.
+    pub if_at: Option<Location>,
     /// Whether `if` is written with `then` or `else`.
     pub conditional: bool,
     /// The string keywords.

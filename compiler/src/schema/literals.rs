@@ -11,21 +11,21 @@ use super::canon;
 use super::document::Location;
 use super::emit::Emitter;
 use super::ir::{
-    count, ArraySchema, JsonType, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema,
-    Types,
+    count, ArraySchema, JsonType, Literals, NumberSchema, ObjectSchema, PlainSchema, StringSchema,
+    Subschema, Types,
 };
 use super::{numeric, CompileError};
 use crate::gbnf::Expr;
 
-/// The expression for `values`, the `enum`/`const` values of `plain` (at `at`), that fit
-/// the allowed `types` and its other keywords.
+/// The expression for the `listed` values, the `enum`/`const` of `plain` (at `at`), that
+/// fit the allowed `types` and its other keywords.
 ///
 /// # Errors
 /// [`CompileError::Unsatisfiable`] when no value fits.
 pub fn literals(
     e: &mut Emitter<'_, '_, '_>,
     plain: &PlainSchema<'_>,
-    values: &[&Value],
+    listed: &Literals<'_>,
     types: Types,
     at: &Location,
 ) -> Result<Expr, CompileError> {
@@ -38,7 +38,7 @@ pub fn literals(
         .collect();
     let mut texts: Vec<String> = Vec::new();
     let mut unchecked = false;
-    for value in values {
+    for value in &listed.values {
         match fit(value, plain, types) {
             Fit::No => continue,
             Fit::Unchecked => unchecked = true,
@@ -50,9 +50,9 @@ pub fn literals(
         }
     }
     if unchecked {
-        e.validation_only(
-            at,
-            "enum",
+        e.validation_only_at(
+            &listed.keyword.at,
+            listed.keyword.value,
             "some values are not checked against the other keywords",
         )?;
     }
@@ -216,10 +216,16 @@ mod tests {
             .filter(|text| recognizer.recognize(text).accepted)
             .map(|text| text.to_string())
             .collect();
+        // The keyword named is the one that lists the values: `enum`, or a lone `const`.
+        let listing = if schema.get("enum").is_some() {
+            "/enum"
+        } else {
+            "/const"
+        };
         let left = compiled
             .diagnostics
             .iter()
-            .any(|d| d.pointer == "/enum" && d.status == KeywordStatus::ValidationOnly);
+            .any(|d| d.pointer == listing && d.status == KeywordStatus::ValidationOnly);
         (accepted, left)
     }
 

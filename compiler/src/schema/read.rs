@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::ir::{
-    ArraySchema, JsonType, Keyed, NumberSchema, ObjectSchema, PlainSchema, ShapeError,
+    ArraySchema, JsonType, Keyed, Literals, NumberSchema, ObjectSchema, PlainSchema, ShapeError,
     StringSchema, Subschema, Types, Written,
 };
 use super::keywords::{self, TYPES};
@@ -210,6 +210,7 @@ pub fn object<'s>(
     let dependencies = ["dependentRequired", "dependentSchemas", "dependencies"]
         .into_iter()
         .filter(|key| map.has(key))
+        .map(|key| written(key, at, key))
         .collect();
     let dependent_schemas = map.has("dependentSchemas")
         || map
@@ -302,15 +303,22 @@ pub fn plain<'s>(
     map: &'s Map<String, Value>,
     at: &Location,
 ) -> Result<PlainSchema<'s>, ShapeError> {
-    let has_if = map.has("if");
+    let if_at = map.has("if").then(|| at.child("if"));
     Ok(PlainSchema {
         types: types(map, at)?,
-        literals: (map.has("enum") || map.has("const"))
-            .then(|| literals(map, at))
+        literals: ["enum", "const"]
+            .into_iter()
+            .find(|key| map.has(key))
+            .map(|key| {
+                Ok::<_, ShapeError>(Literals {
+                    values: literals(map, at)?,
+                    keyword: written(key, at, key),
+                })
+            })
             .transpose()?,
         not: subschema(map, "not", at),
-        has_if,
-        conditional: has_if && (map.has("then") || map.has("else")),
+        conditional: if_at.is_some() && (map.has("then") || map.has("else")),
+        if_at,
         string: string(map, at)?,
         number: number(map, at)?,
         array: array(map, at)?,
@@ -496,7 +504,10 @@ mod tests {
             (o.min_properties, o.max_properties),
             (w(1, "minProperties"), w(5, "maxProperties"))
         );
-        assert_eq!(o.dependencies, ["dependentRequired"]);
+        assert_eq!(
+            o.dependencies,
+            [written("dependentRequired", &at(), "dependentRequired")]
+        );
         assert!(!o.dependent_schemas);
     }
 
@@ -584,9 +595,12 @@ mod tests {
         }));
         let plain = plain(&m, &at()).unwrap();
         assert_eq!(plain.types.len(), 2);
-        assert_eq!(plain.literals.unwrap().len(), 2);
+        let literals = plain.literals.unwrap();
+        assert_eq!(literals.values.len(), 2);
+        assert_eq!(literals.keyword, written("enum", &at(), "enum"));
         assert_eq!(plain.not.unwrap().at.pointer, "/properties/x/not");
-        assert!(plain.has_if && plain.conditional);
+        assert_eq!(plain.if_at, Some(at().child("if")));
+        assert!(plain.conditional);
         assert_eq!(plain.string.max_length, w(2, "maxLength"));
         assert_eq!(plain.array.min_items(), 1);
         assert_eq!(plain.object.required, ["z"]);
@@ -596,6 +610,6 @@ mod tests {
         assert_eq!(err.at.pointer, "/properties/x/minItems");
         let lone_if = map(json!({"if": {}}));
         let plain = super::plain(&lone_if, &at()).unwrap();
-        assert!(plain.has_if && !plain.conditional && plain.literals.is_none());
+        assert!(plain.if_at.is_some() && !plain.conditional && plain.literals.is_none());
     }
 }

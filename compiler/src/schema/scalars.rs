@@ -93,7 +93,7 @@ pub fn string(
                     "lengths beside a `format` are checked after generation",
                 )?;
                 if let Some(left_out) = super::formats::left_out(&format.value) {
-                    e.restricted(at, "format", left_out);
+                    e.restricted(&format.at, "format", left_out);
                 }
                 let entry = e.add_named_rules(rules);
                 return Ok(Expr::seq([quote.clone(), entry, quote]));

@@ -503,13 +503,17 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let plain = read::plain(map, at).map_err(|err| self.shape_error(err))?;
         let mut types = plain.types;
         if let Some(not) = &plain.not {
-            self.not(not, &mut types, at)?;
+            self.not(not, &mut types)?;
         }
-        if plain.conditional {
-            self.validation_only(at, "if", "conditional schemas are checked after generation")?;
+        if let Some(if_at) = plain.if_at.as_ref().filter(|_| plain.conditional) {
+            self.validation_only_at(
+                if_at,
+                "if",
+                "conditional schemas are checked after generation",
+            )?;
         }
-        if let Some(values) = &plain.literals {
-            return literals::literals(self, &plain, values, types, at);
+        if let Some(listed) = &plain.literals {
+            return literals::literals(self, &plain, listed, types, at);
         }
         if types.is_empty() {
             return Err(self.unsatisfiable(at, "no type is allowed"));
@@ -523,8 +527,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 JsonType::Integer | JsonType::Number => {
                     scalars::number(self, &plain.number, at, t == JsonType::Integer)
                 }
-                JsonType::Object => objects::object(self, &plain.object, at, plain.has_if),
-                JsonType::Array => arrays::array(self, &plain.array, at, plain.has_if),
+                JsonType::Object => objects::object(self, &plain.object, at, plain.if_at.is_some()),
+                JsonType::Array => arrays::array(self, &plain.array, at, plain.if_at.is_some()),
             };
             match result {
                 Ok(expr) => arms.push(expr),
@@ -543,7 +547,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         &mut self,
         not: &Subschema<'_>,
         types: &mut Types,
-        at: &Location,
     ) -> Result<(), CompileError> {
         match not.schema {
             Value::Object(inner) if inner.len() == 1 && inner.has("type") => {
@@ -552,7 +555,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     && types.contains(JsonType::Number)
                     && !excluded.contains(JsonType::Number)
                 {
-                    self.validation_only(at, "not", "non-integral numbers only")?;
+                    self.validation_only_at(&not.at, "not", "non-integral numbers only")?;
                 }
                 types.remove(excluded);
                 Ok(())
@@ -566,7 +569,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 *types = Types::of([]);
                 Ok(())
             }
-            _ => self.validation_only(at, "not", "a general `not` is checked after generation"),
+            _ => self.validation_only_at(
+                &not.at,
+                "not",
+                "a general `not` is checked after generation",
+            ),
         }
     }
 }

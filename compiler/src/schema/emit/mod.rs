@@ -177,10 +177,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Ok(())
     }
 
-    /// Records that the grammar accepts a subset of what `keyword` allows (sound, not
-    /// complete), with the reason.
-    pub fn restricted(&mut self, at: &Location, keyword: &str, message: impl Into<String>) {
-        let pointer = self.place(at.child(keyword));
+    /// Records that the grammar accepts a subset of what `keyword`, written at `written`
+    /// (or to be written there, when it is absent), allows (sound, not complete), with the
+    /// reason.
+    pub fn restricted(&mut self, written: &Location, keyword: &str, message: impl Into<String>) {
+        let pointer = self.place(written.clone());
         self.note(pointer, keyword, KeywordStatus::Restricted, message.into());
     }
 

@@ -44,7 +44,7 @@ pub(super) fn extra_key(
         .any(|d| d.chars().count() > MAX_EXCLUDED_NAME)
     {
         e.restricted(
-            at,
+            &at.child("additionalProperties"),
             "additionalProperties",
             "a declared name is too long to exclude; extra keys are not generated",
         );

@@ -59,8 +59,8 @@ pub fn object(
             (None, Some(unevaluated))
                 if unevaluated.restricts() && (beside_if || object.dependent_schemas) =>
             {
-                e.validation_only(
-                    at,
+                e.validation_only_at(
+                    &unevaluated.at,
                     "unevaluatedProperties",
                     "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
                 )?;
@@ -81,14 +81,14 @@ pub fn object(
     let mut patterns_of_properties: FxHashMap<String, Vec<Subschema<'_>>> = FxHashMap::default();
     if object.pattern_properties.is_written() {
         let patterns = &object.pattern_properties;
-        if object.property_names.is_some() {
-            e.validation_only(
-                at,
+        if let Some(names) = &object.property_names {
+            e.validation_only_at(
+                &names.at,
                 "propertyNames",
                 "keys matching `patternProperties` are not checked against it",
             )?;
         }
-        match pattern_properties(patterns, properties, required, e, at)? {
+        match pattern_properties(patterns, properties, required, e)? {
             Some(PatternMembers {
                 arms: Some(arms),
                 for_required,
@@ -99,7 +99,7 @@ pub fn object(
                 patterns_of_properties = for_properties;
                 if extras_allowed {
                     e.restricted(
-                        at,
+                        &at.child("additionalProperties"),
                         "additionalProperties",
                         "keys that match no pattern are not generated beside `patternProperties`",
                     );
@@ -113,20 +113,20 @@ pub fn object(
                 pattern_schemas_for = for_required;
                 patterns_of_properties = for_properties;
                 e.restricted(
-                    at,
+                    patterns.at(),
                     "patternProperties",
                     "a declared name matches a pattern, so keys other than the declared ones are not generated",
                 );
             }
             None => {
                 e.restricted(
-                    at,
+                    patterns.at(),
                     "patternProperties",
                     "keys other than the declared properties are not generated",
                 );
                 if !properties.is_empty() || required.iter().any(|r| !properties.declares(r)) {
-                    e.validation_only(
-                        at,
+                    e.validation_only_at(
+                        patterns.at(),
                         "patternProperties",
                         "declared properties are not checked against the patterns",
                     )?;
@@ -135,49 +135,59 @@ pub fn object(
         }
         extras_allowed = false;
     }
-    let mut names_schema: Option<Value> = None;
-    match object.property_names.as_ref().map(|names| names.schema) {
-        None | Some(Value::Bool(true)) => {}
-        Some(Value::Bool(false)) => {
-            extras_allowed = false;
-            if !properties.is_empty() || !required.is_empty() {
-                e.validation_only(
-                    at,
-                    "propertyNames",
-                    "`false`: declared properties are not removed",
-                )?;
+    let mut names_schema: Option<(Value, &Location)> = None;
+    let names_restrict = object
+        .property_names
+        .as_ref()
+        .filter(|names| names.restricts());
+    if let Some(Subschema {
+        schema,
+        at: names_at,
+    }) = names_restrict
+    {
+        let declared = !properties.is_empty() || !required.is_empty();
+        match schema {
+            Value::Bool(false) => {
+                extras_allowed = false;
+                if declared {
+                    e.validation_only_at(
+                        names_at,
+                        "propertyNames",
+                        "`false`: declared properties are not removed",
+                    )?;
+                }
             }
-        }
-        Some(names) => {
-            if properties.is_empty() && required.is_empty() {
+            names if !declared => {
                 // Extra keys are strings valid under propertyNames.
                 let mut string = Map::new();
                 string.insert("type".to_string(), Value::String("string".to_string()));
                 let names_map = names.as_object().cloned().unwrap_or_default();
-                names_schema = Some(Value::Object(
-                    super::merge::merge(&string, &names_map).schema,
+                names_schema = Some((
+                    Value::Object(super::merge::merge(&string, &names_map).schema),
+                    names_at,
                 ));
-            } else {
+            }
+            _ => {
                 if extras_allowed {
                     e.restricted(
-                        at,
+                        names_at,
                         "propertyNames",
                         "keys other than the declared properties are not generated",
                     );
                 }
                 extras_allowed = false;
-                e.validation_only(
-                    at,
+                e.validation_only_at(
+                    names_at,
                     "propertyNames",
                     "declared property names are not checked against it",
                 )?;
             }
         }
     }
-    for key in &object.dependencies {
-        e.validation_only(
-            at,
-            key,
+    for dependency in &object.dependencies {
+        e.validation_only_at(
+            &dependency.at,
+            dependency.value,
             "dependencies between properties are checked after generation",
         )?;
     }
@@ -230,7 +240,7 @@ pub fn object(
         }
         declared.push(name.to_string());
         let value = match pattern_schemas_for.iter().find(|(n, _)| n == name) {
-            Some((_, schemas)) => e.all_of_written(schemas, &at.child("patternProperties"))?,
+            Some((_, schemas)) => e.all_of_written(schemas, object.pattern_properties.at())?,
             None => e.schema(additional, &additional_at)?,
         };
         members.push(Member {
@@ -243,7 +253,7 @@ pub fn object(
         match e.schema(additional, &additional_at) {
             Ok(value) => {
                 let key = match &names_schema {
-                    Some(names) => match e.schema(names, &at.child("propertyNames")) {
+                    Some((names, names_at)) => match e.schema(names, names_at) {
                         Ok(key) => Some(key),
                         Err(CompileError::Unsatisfiable { .. }) => None,
                         Err(err) => return Err(err),
@@ -265,7 +275,7 @@ pub fn object(
     };
     let mut arms: Vec<Expr> = extra.into_iter().collect();
     for (key, schemas) in pattern_arms {
-        match e.all_of_written(&schemas, &at.child("patternProperties")) {
+        match e.all_of_written(&schemas, object.pattern_properties.at()) {
             Ok(value) => {
                 // The key's pattern may leave an end open: `cchar*`.
                 e.any_char_rule_for(&key);
@@ -386,7 +396,6 @@ fn pattern_properties<'m>(
     properties: &Keyed<'_>,
     required: &[&str],
     e: &mut Emitter<'_, '_, '_>,
-    at: &Location,
 ) -> Result<Option<PatternMembers<'m>>, CompileError> {
     // Declared names are matched against the patterns; without any, no recognizer is
     // needed (the patterns' grammars are checked with the whole grammar).
@@ -445,7 +454,7 @@ fn pattern_properties<'m>(
     }
     if compiled.len() > 1 {
         e.restricted(
-            at,
+            patterns.at(),
             "patternProperties",
             "values of pattern-matched keys satisfy every pattern's schema",
         );
