@@ -53,7 +53,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
         merged: bool,
     ) -> Result<Expr, CompileError> {
-        self.explain_keywords(map, at);
+        // Up to draft-07 a `$ref` written beside other keywords overrides them.
+        let ref_overrides = !merged && self.doc.ref_overrides_siblings && map.has("$ref");
+        self.explain_keywords(map, at, ref_overrides);
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
             if let Some(reference) = map.kw(dynamic).and_then(Value::as_str) {
                 self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;

@@ -242,12 +242,20 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         })
     }
 
-    fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location) {
+    /// Records what each keyword of `map` (at `at`) is: enforced, an annotation, unknown
+    /// (always recorded, with a hint), for `--explain`. `ref_overrides`: the map's `$ref`
+    /// overrides its other keywords (up to draft-07), so they constrain nothing.
+    fn explain_keywords(&mut self, map: &Map<String, Value>, at: &Location, ref_overrides: bool) {
         for key in map.keys() {
-            let status = match keywords::kind(key) {
-                Some(Kind::Annotation) => KeywordStatus::Annotation,
-                Some(Kind::Assertion) => KeywordStatus::Enforced,
-                None => KeywordStatus::Unknown,
+            let (status, message) = match keywords::kind(key) {
+                Some(Kind::Annotation) => (KeywordStatus::Annotation, ""),
+                // Ignored by the grammar and by validation alike.
+                Some(Kind::Assertion) if ref_overrides && key != "$ref" => (
+                    KeywordStatus::Annotation,
+                    "ignored: up to draft-07, a `$ref` overrides the keywords beside it",
+                ),
+                Some(Kind::Assertion) => (KeywordStatus::Enforced, ""),
+                None => (KeywordStatus::Unknown, ""),
             };
             // Without --explain only unknown keywords are recorded: no pointer for the rest.
             if status != KeywordStatus::Unknown && !self.options.explain {
@@ -275,7 +283,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     pointer,
                     keyword: key.clone(),
                     status,
-                    message: String::new(),
+                    message: message.to_string(),
                 });
             }
         }
@@ -515,7 +523,7 @@ mod tests {
     use serde_json::json;
 
     use crate::recognize::Recognizer;
-    use crate::schema::{compile, Options};
+    use crate::schema::{compile, KeywordStatus, Options};
 
     /// Found by the `schema_compile` fuzz target: without `"type": "object"`, `null` is
     /// valid under both branches, so a property discriminator proves nothing.
@@ -564,6 +572,43 @@ mod tests {
 
     /// Draft-07 and older ignore the keywords beside a `$ref`; 2019-09 and later apply
     /// them with it (here `type: string` and an object target leave nothing).
+    /// `--explain` calls a keyword beside a draft-07 `$ref` what it is: ignored, by the
+    /// grammar and by the validator alike (it was listed as enforced).
+    #[test]
+    fn explain_lists_the_siblings_of_a_draft7_ref_as_ignored() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"n": {"type": "string"}},
+            "oneOf": [{"$ref": "#/definitions/n", "minLength": 2}, {"type": "null"}]
+        });
+        let options = Options {
+            explain: true,
+            ..Options::default()
+        };
+        let compiled = compile(&schema, &options).unwrap();
+        let status = |pointer: &str| {
+            let found = compiled.explain.iter().find(|d| d.pointer == pointer);
+            found.map(|d| (d.status, d.message.contains("ignored")))
+        };
+        assert_eq!(
+            status("/oneOf/0/minLength"),
+            Some((KeywordStatus::Annotation, true))
+        );
+        assert_eq!(
+            status("/oneOf/0/$ref"),
+            Some((KeywordStatus::Enforced, false))
+        );
+        assert_eq!(
+            status("/oneOf/1/type"),
+            Some((KeywordStatus::Enforced, false))
+        );
+        // The validator ignores it too, and so does the grammar.
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&json!("a")));
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#""a""#).accepted);
+    }
+
     #[test]
     fn a_draft7_ref_ignores_its_own_siblings_but_not_those_merged_beside_it() {
         let draft7 = |extra: serde_json::Value| {
