@@ -31,7 +31,7 @@ pub fn array(
         Some(unevaluated) if unevaluated.restricts() => {
             if array.contains.is_some() || beside_if {
                 e.validation_only_at(
-                    &unevaluated.at,
+                    unevaluated.place(),
                     "unevaluatedItems",
                     "beside `contains` or `if`, which the grammar does not evaluate",
                 )?;
@@ -48,10 +48,7 @@ pub fn array(
         .items
         .clone()
         .or(unevaluated)
-        .unwrap_or_else(|| Subschema {
-            schema: &TRUE,
-            at: at.child("unevaluatedItems"),
-        });
+        .unwrap_or_else(|| Subschema::written(&TRUE, at.child("unevaluatedItems")));
     let prefix = &array.prefix;
     if prefix.len() > MAX_PREFIX {
         return Err(CompileError::TooLarge {
@@ -68,10 +65,10 @@ pub fn array(
         e.validation_only_at(unique, "uniqueItems", "checked after generation")?;
     }
     if let Some(contains) = &array.contains {
-        e.validation_only_at(&contains.at, "contains", "checked after generation")?;
+        e.validation_only_at(contains.place(), "contains", "checked after generation")?;
     }
     // Items past the prefix: an expression, or none allowed.
-    let rest_expr = match e.schema(rest.schema, &rest.at) {
+    let rest_expr = match e.subschema(&rest) {
         Ok(expr) => Some(expr),
         Err(CompileError::Unsatisfiable { .. }) => None,
         Err(err) => return Err(err),
@@ -79,7 +76,7 @@ pub fn array(
     // Positional schemas; the first that accepts nothing caps the length.
     let mut positional = Vec::new();
     for item in prefix {
-        match e.schema(item.schema, &item.at) {
+        match e.subschema(item) {
             Ok(expr) => positional.push(expr),
             Err(CompileError::Unsatisfiable { .. }) => break,
             Err(err) => return Err(err),
@@ -104,7 +101,7 @@ pub fn array(
             ),
         ));
     }
-    if positional.is_empty() && min == 0 && max.is_none() && *rest.schema == TRUE {
+    if positional.is_empty() && min == 0 && max.is_none() && !rest.restricts() {
         return Ok(e.shared_rule("array"));
     }
     let comma = e.token(",");

@@ -85,19 +85,62 @@ impl NumberSchema {
     }
 }
 
-/// A schema written inside another (an item's schema, say), and where it was written.
+/// A schema written inside another (an item's schema, say), with where it was written; or
+/// several such schemas that must all hold, where an intersection met two schemas for the
+/// same place.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Subschema<'s> {
-    /// The schema, as written.
-    pub schema: &'s Value,
-    /// Where it was written.
-    pub at: Location,
+pub enum Subschema<'s> {
+    /// One schema, as written.
+    One(Written<&'s Value>),
+    /// Two or more schemas, each as written; a value must satisfy all of them.
+    All(Vec<Written<&'s Value>>),
 }
 
-impl Subschema<'_> {
-    /// Whether the schema restricts anything (it is not `true`).
+impl<'s> Subschema<'s> {
+    /// The schema `schema`, written at `at`.
+    pub fn written(schema: &'s Value, at: Location) -> Self {
+        Subschema::One(Written { value: schema, at })
+    }
+
+    /// The schemas that must all hold, each with its place.
+    pub fn members(&self) -> &[Written<&'s Value>] {
+        match self {
+            Subschema::One(one) => std::slice::from_ref(one),
+            Subschema::All(all) => all,
+        }
+    }
+
+    /// Where the (first) schema was written: the place diagnostics about it name.
+    pub fn place(&self) -> &Location {
+        &self.members()[0].at
+    }
+
+    /// Whether the schema restricts anything (some member is not `true`).
     pub fn restricts(&self) -> bool {
-        self.schema != &Value::Bool(true)
+        self.members().iter().any(|m| m.value != &Value::Bool(true))
+    }
+
+    /// Whether the schema is `false` (some member is).
+    pub fn is_false(&self) -> bool {
+        self.members()
+            .iter()
+            .any(|m| m.value == &Value::Bool(false))
+    }
+
+    /// Values valid under both: `true` members are left out (unless both are `true`).
+    pub fn and(self, other: Subschema<'s>) -> Subschema<'s> {
+        if !other.restricts() {
+            return self;
+        }
+        if !self.restricts() {
+            return other;
+        }
+        let mut all = match self {
+            Subschema::One(one) => vec![one],
+            Subschema::All(all) => all,
+        };
+        all.extend(other.members().iter().cloned());
+        Subschema::All(all)
     }
 }
 
@@ -133,41 +176,90 @@ impl ArraySchema<'_> {
 /// Schemas by name, in the order written: `properties`, `patternProperties`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Keyed<'s> {
-    /// The names and their schemas (empty when the keyword is absent).
-    map: Option<&'s Map<String, Value>>,
+    /// The names and their schemas.
+    entries: Entries<'s>,
     /// Where the keyword was written.
     at: Location,
+}
+
+/// The names and schemas of a [`Keyed`]: as written (looked up in the JSON map), or as an
+/// intersection made them.
+#[derive(Debug, Clone, PartialEq)]
+enum Entries<'s> {
+    /// The keyword's map, `None` when it is absent.
+    Written(Option<&'s Map<String, Value>>),
+    /// The names in order, each with the schemas it must satisfy.
+    Merged(Vec<(&'s str, Subschema<'s>)>),
 }
 
 impl<'s> Keyed<'s> {
     /// The schemas of `map` (absent: none), a keyword written at `at`.
     pub fn new(map: Option<&'s Map<String, Value>>, at: Location) -> Self {
-        Keyed { map, at }
+        Keyed {
+            entries: Entries::Written(map),
+            at,
+        }
     }
 
-    /// Each name with its schema and where that was written, in the order written.
-    pub fn iter(&self) -> impl Iterator<Item = (&'s str, Subschema<'s>)> + '_ {
-        self.map.into_iter().flatten().map(|(name, schema)| {
-            let at = self.at.child(name);
-            (name.as_str(), Subschema { schema, at })
-        })
+    /// Schemas by name made by an intersection, with the place of the first side's keyword.
+    pub fn merged(entries: Vec<(&'s str, Subschema<'s>)>, at: Location) -> Self {
+        Keyed {
+            entries: Entries::Merged(entries),
+            at,
+        }
     }
 
-    /// The names, in the order written.
-    pub fn names(&self) -> impl Iterator<Item = &'s str> {
-        self.map
-            .into_iter()
-            .flat_map(|map| map.keys().map(String::as_str))
+    /// Each name with its schema (and where that was written), in order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (&'s str, Subschema<'s>)> + '_> {
+        match &self.entries {
+            Entries::Written(map) => {
+                Box::new(map.iter().flat_map(|map| map.iter()).map(|(name, schema)| {
+                    let at = self.at.child(name);
+                    (name.as_str(), Subschema::written(schema, at))
+                }))
+            }
+            Entries::Merged(entries) => Box::new(entries.iter().cloned()),
+        }
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> Box<dyn Iterator<Item = &'s str> + '_> {
+        match &self.entries {
+            Entries::Written(map) => {
+                Box::new(map.iter().flat_map(|map| map.keys().map(String::as_str)))
+            }
+            Entries::Merged(entries) => Box::new(entries.iter().map(|(name, _)| *name)),
+        }
+    }
+
+    /// The schema of `name`, if it has one here.
+    pub fn get(&self, name: &str) -> Option<Subschema<'s>> {
+        match &self.entries {
+            Entries::Written(map) => {
+                let schema = map.and_then(|map| map.kw(name))?;
+                Some(Subschema::written(schema, self.at.child(name)))
+            }
+            Entries::Merged(entries) => entries
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, schema)| schema.clone()),
+        }
     }
 
     /// Whether `name` has a schema here.
     pub fn declares(&self, name: &str) -> bool {
-        self.map.is_some_and(|map| map.has(name))
+        match &self.entries {
+            Entries::Written(map) => map.is_some_and(|map| map.has(name)),
+            Entries::Merged(entries) => entries.iter().any(|(n, _)| *n == name),
+        }
     }
 
     /// Whether no name has a schema.
     pub fn is_empty(&self) -> bool {
-        self.map.is_none_or(Map::is_empty)
+        match &self.entries {
+            Entries::Written(map) => map.is_none_or(Map::is_empty),
+            Entries::Merged(entries) => entries.is_empty(),
+        }
     }
 
     /// Where the keyword was written (or would be, when it is absent).
@@ -177,7 +269,7 @@ impl<'s> Keyed<'s> {
 
     /// Whether the keyword was written.
     pub fn is_written(&self) -> bool {
-        self.map.is_some()
+        !matches!(self.entries, Entries::Written(None))
     }
 }
 
@@ -186,8 +278,9 @@ impl<'s> Keyed<'s> {
 pub struct ObjectSchema<'s> {
     /// `properties`.
     pub properties: Keyed<'s>,
-    /// `required`: its names (entries that are not strings require nothing).
-    pub required: Vec<&'s str>,
+    /// `required`: its names, each with the place of its keyword (entries that are not
+    /// strings require nothing).
+    pub required: Vec<Written<&'s str>>,
     /// `additionalProperties`.
     pub additional: Option<Subschema<'s>>,
     /// `unevaluatedProperties`.
@@ -305,6 +398,19 @@ impl Types {
         self.0 == 0
     }
 
+    /// The types allowed by both: an integer is a number, so `number` beside `integer`
+    /// allows integers.
+    pub fn intersect(self, other: Types) -> Types {
+        let integral = (self.contains(JsonType::Number) && other.contains(JsonType::Integer))
+            || (self.contains(JsonType::Integer) && other.contains(JsonType::Number));
+        let mut both = Types(self.0 & other.0);
+        if integral {
+            both.0 |= JsonType::Integer.bit();
+        }
+        both.normalize();
+        both
+    }
+
     /// These types without `other`'s: without `number`, integers go too.
     pub fn remove(&mut self, other: Types) {
         if other.contains(JsonType::Number) {
@@ -337,8 +443,8 @@ pub struct PlainSchema<'s> {
     pub types: Types,
     /// `enum` and `const`, when either is written.
     pub literals: Option<Literals<'s>>,
-    /// `not`.
-    pub not: Option<Subschema<'s>>,
+    /// `not`: the schemas no value may satisfy (one as read; an intersection may add more).
+    pub not: Vec<Written<&'s Value>>,
     /// Where `if` is written, if it is.
     pub if_at: Option<Location>,
     /// Whether `if` is written with `then` or `else`.

@@ -96,7 +96,7 @@ fn fit(value: &Value, plain: &PlainSchema<'_>, types: Types) -> Fit {
     };
     match fit {
         None => Fit::No,
-        Some(Fit::Yes) if plain.not.is_some() => Fit::Unchecked,
+        Some(Fit::Yes) if !plain.not.is_empty() => Fit::Unchecked,
         Some(fit) => fit,
     }
 }
@@ -184,7 +184,7 @@ fn object_fit(members: &Map<String, Value>, object: &ObjectSchema<'_>) -> Fit {
     ) || object
         .required
         .iter()
-        .any(|name| !members.contains_key(*name))
+        .any(|name| !members.contains_key(name.value))
     {
         return Fit::No;
     }

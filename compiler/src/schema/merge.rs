@@ -98,6 +98,7 @@ impl Lookup for FirstSide<'_> {
 
 /// Merges `b` into `a`. Both are schema objects whose `$ref`s and `allOf`s the caller has
 /// already inlined.
+#[cfg(test)]
 pub fn merge<'k>(a: &Map<String, Value>, b: &'k Map<String, Value>) -> Merged<'k> {
     merge_owned(a.clone(), b)
 }

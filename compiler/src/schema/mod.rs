@@ -23,6 +23,7 @@ pub mod canon;
 pub mod document;
 mod emit;
 pub mod formats;
+mod intersect;
 mod ir;
 mod keywords;
 mod literals;

@@ -33,10 +33,8 @@ fn written<T>(value: T, at: &Location, key: &str) -> Written<T> {
 
 /// The schema `key` holds in the schema at `at`, if it is written.
 fn subschema<'s>(map: &'s Map<String, Value>, key: &str, at: &Location) -> Option<Subschema<'s>> {
-    map.kw(key).map(|schema| Subschema {
-        schema,
-        at: at.child(key),
-    })
+    map.kw(key)
+        .map(|schema| Subschema::written(schema, at.child(key)))
 }
 
 /// A count keyword (`minLength`, `maxItems`, …): a non-negative integer by value
@@ -160,10 +158,7 @@ pub fn array<'s>(
     let prefix = prefix
         .iter()
         .enumerate()
-        .map(|(i, schema)| Subschema {
-            schema,
-            at: prefix_at.index(i),
-        })
+        .map(|(i, schema)| Subschema::written(schema, prefix_at.index(i)))
         .collect();
     Ok(ArraySchema {
         prefix,
@@ -198,7 +193,10 @@ pub fn object<'s>(
     let properties = keyed("properties")?;
     let required = match map.kw("required") {
         None => Vec::new(),
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        Some(Value::Array(names)) => {
+            let names = names.iter().filter_map(Value::as_str);
+            names.map(|name| written(name, at, "required")).collect()
+        }
         Some(_) => {
             return Err(shape(
                 at,
@@ -316,7 +314,11 @@ pub fn plain<'s>(
                 })
             })
             .transpose()?,
-        not: subschema(map, "not", at),
+        not: map
+            .kw("not")
+            .map(|not| written(not, at, "not"))
+            .into_iter()
+            .collect(),
         conditional: if_at.is_some() && (map.has("then") || map.has("else")),
         if_at,
         string: string(map, at)?,
@@ -424,11 +426,11 @@ mod tests {
             map(json!({"items": [{"type": "string"}], "additionalItems": false, "minItems": 1}));
         let a = array(&m, &at()).unwrap();
         assert_eq!(a.prefix.len(), 1);
-        assert_eq!(a.prefix[0].at.pointer, "/properties/x/items/0");
+        assert_eq!(a.prefix[0].place().pointer, "/properties/x/items/0");
         assert_eq!(a.prefix_at.pointer, "/properties/x/items");
         let items = a.items.unwrap();
-        assert_eq!(items.schema, &json!(false));
-        assert_eq!(items.at.pointer, "/properties/x/additionalItems");
+        assert_eq!(items.members()[0].value, &json!(false));
+        assert_eq!(items.place().pointer, "/properties/x/additionalItems");
         assert_eq!((a.min_items, a.max_items), (w(1, "minItems"), None));
     }
 
@@ -439,19 +441,22 @@ mod tests {
             "maxItems": 4, "uniqueItems": true, "contains": {"const": 1}
         }));
         let a = array(&m, &at()).unwrap();
-        assert_eq!(a.prefix[1].at.pointer, "/properties/x/prefixItems/1");
-        assert_eq!(a.items.unwrap().at.pointer, "/properties/x/items");
-        assert_eq!(a.unevaluated.unwrap().schema, &json!(false));
+        assert_eq!(a.prefix[1].place().pointer, "/properties/x/prefixItems/1");
+        assert_eq!(a.items.unwrap().place().pointer, "/properties/x/items");
+        assert_eq!(a.unevaluated.unwrap().members()[0].value, &json!(false));
         assert_eq!(a.max_items, w(4, "maxItems"));
         assert_eq!(a.unique_items, Some(at().child("uniqueItems")));
-        assert_eq!(a.contains.unwrap().at.pointer, "/properties/x/contains");
+        assert_eq!(
+            a.contains.unwrap().place().pointer,
+            "/properties/x/contains"
+        );
         let not_unique = map(json!({"uniqueItems": false}));
         assert_eq!(array(&not_unique, &at()).unwrap().unique_items, None);
         // Without positional schemas, `items` is every item's schema.
         let plain = map(json!({"items": {"type": "string"}}));
         let a = array(&plain, &at()).unwrap();
         assert!(a.prefix.is_empty());
-        assert_eq!(a.items.unwrap().at.pointer, "/properties/x/items");
+        assert_eq!(a.items.unwrap().place().pointer, "/properties/x/items");
     }
 
     #[test]
@@ -478,7 +483,7 @@ mod tests {
         let properties: Vec<(&str, String)> = o
             .properties
             .iter()
-            .map(|(name, sub)| (name, sub.at.pointer))
+            .map(|(name, sub)| (name, sub.place().pointer.clone()))
             .collect();
         assert_eq!(
             properties,
@@ -488,18 +493,23 @@ mod tests {
             ]
         );
         assert!(o.properties.declares("a") && !o.properties.declares("c"));
-        assert_eq!(o.required, ["a", "c"]);
-        assert_eq!(o.additional.unwrap().schema, &json!(false));
+        let required: Vec<&str> = o.required.iter().map(|r| r.value).collect();
+        assert_eq!(required, ["a", "c"]);
+        assert_eq!(o.required[1].at, at().child("required"));
+        assert_eq!(o.additional.unwrap().members()[0].value, &json!(false));
         assert_eq!(
-            o.unevaluated.unwrap().at.pointer,
+            o.unevaluated.unwrap().place().pointer,
             "/properties/x/unevaluatedProperties"
         );
         let (pattern, schema) = o.pattern_properties.iter().next().unwrap();
         assert_eq!(
-            (pattern, schema.at.pointer.as_str()),
+            (pattern, schema.place().pointer.as_str()),
             ("^x", "/properties/x/patternProperties/^x")
         );
-        assert_eq!(o.property_names.unwrap().schema, &json!({"maxLength": 3}));
+        assert_eq!(
+            o.property_names.unwrap().members()[0].value,
+            &json!({"maxLength": 3})
+        );
         assert_eq!(
             (o.min_properties, o.max_properties),
             (w(1, "minProperties"), w(5, "maxProperties"))
@@ -598,12 +608,12 @@ mod tests {
         let literals = plain.literals.unwrap();
         assert_eq!(literals.values.len(), 2);
         assert_eq!(literals.keyword, written("enum", &at(), "enum"));
-        assert_eq!(plain.not.unwrap().at.pointer, "/properties/x/not");
+        assert_eq!(plain.not[0].at.pointer, "/properties/x/not");
         assert_eq!(plain.if_at, Some(at().child("if")));
         assert!(plain.conditional);
         assert_eq!(plain.string.max_length, w(2, "maxLength"));
         assert_eq!(plain.array.min_items(), 1);
-        assert_eq!(plain.object.required, ["z"]);
+        assert_eq!(plain.object.required, [written("z", &at(), "required")]);
         // A keyword of a type the schema does not allow must still be well formed.
         let malformed = map(json!({"type": "string", "minItems": -1}));
         let err = super::plain(&malformed, &at()).unwrap_err();

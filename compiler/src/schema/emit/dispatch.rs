@@ -10,7 +10,8 @@ use super::{
 };
 use crate::gbnf::Expr;
 use crate::schema::document::{at, Location, Source};
-use crate::schema::ir::{JsonType, Subschema, Types};
+use crate::schema::intersect::{intersect, Conflict};
+use crate::schema::ir::{JsonType, PlainSchema, Subschema, Types, Written};
 use crate::schema::keywords::{
     is_annotation, is_assertion, APPLICATORS, EVALUATING, TRUE, UNEVALUATED,
 };
@@ -18,6 +19,21 @@ use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
 use crate::schema::{arrays, literals, objects, read, scalars, CompileError};
+
+/// Whether `map` has no combinator: it is read whole as a [`PlainSchema`].
+fn is_plain(map: &Map<String, Value>) -> bool {
+    !COMBINATORS.iter().any(|key| map.has(key))
+}
+
+/// The keywords [`Emitter::object_schema`] handles before reading a schema whole.
+const COMBINATORS: [&str; 6] = [
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+];
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// The expression for values valid under `schema` (at `at`).
@@ -58,7 +74,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         self.explain_keywords(map, at, ref_overrides);
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
             if let Some(reference) = map.kw(dynamic).and_then(Value::as_str) {
-                self.validation_only(at, dynamic, "resolved statically, like `$ref`")?;
+                self.validation_only(
+                    at,
+                    dynamic,
+                    "resolved statically, like `$ref` (a `$dynamicRef` to the root's `$dynamicAnchor` of its name, when there is one)",
+                )?;
                 let mut rest = without(map, dynamic);
                 // The dynamic target may evaluate more than the static one.
                 for key in UNEVALUATED {
@@ -69,7 +89,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                         "beside a `$dynamicRef` resolved statically, what stays unevaluated is checked after generation",
                     )?;
                 }
-                rest.insert("$ref".to_string(), Value::String(reference.to_string()));
+                let reference = match dynamic {
+                    "$dynamicRef" => self.outermost_dynamic(at, reference),
+                    _ => reference.to_string(),
+                };
+                rest.insert("$ref".to_string(), Value::String(reference));
                 let mut origins = provenance::written_at(&rest, at);
                 origins.insert("$ref".to_string(), Some(at.child(dynamic)));
                 return self.merged_schema(&rest, origins, at, at.child(dynamic));
@@ -109,13 +133,13 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let Some(items) = all_of.as_array() else {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
-            let mut merged = without(map, "allOf");
-            let mut origins = provenance::written_at(&merged, at);
+            let rest = without(map, "allOf");
+            let mut members = Vec::with_capacity(items.len());
             let mut inlined = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let item_at = at.child("allOf").index(i);
-                let (item_map, written) = match item {
-                    Value::Bool(true) => continue,
+                match item {
+                    Value::Bool(true) => {}
                     Value::Bool(false) => {
                         return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
                     }
@@ -123,18 +147,20 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                         if let Some(target) = self.inline_target(m, &item_at) {
                             inlined.push(target);
                         }
-                        self.absolutize(m, &item_at)?
+                        members.push(self.absolutize(m, &item_at)?);
                     }
                     _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
-                };
-                (merged, origins) =
-                    self.merge_at(merged, origins, &item_map, &written, at, "allOf")?;
+                }
             }
-            // While the merged schema compiles, the targets inlined into it must not be
+            // While the intersection compiles, the targets inlined into it must not be
             // inlined again (a reference back to them stays a reference).
             let depth = self.inlining.len();
             self.inlining.extend(inlined);
-            let result = self.merged_schema(&merged, origins, at, at.child("allOf"));
+            let result = if is_plain(&rest) && members.iter().all(|(member, _)| is_plain(member)) {
+                self.intersected(&rest, &members, at)
+            } else {
+                self.merged_members(rest, &members, at)
+            };
             self.inlining.truncate(depth);
             return result;
         }
@@ -144,6 +170,77 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
         }
         self.plain(map, at)
+    }
+
+    /// The reference a `$dynamicRef` written at `written` is resolved by. Its dynamic scope
+    /// starts at the root, so when both its static target and the root's resource carry a
+    /// `$dynamicAnchor` of its name, the root's is the outermost and is the one meant
+    /// (an absolute reference to it); otherwise `reference` as written, resolved statically.
+    fn outermost_dynamic(&self, written: &Location, reference: &str) -> String {
+        let Some(name) = reference.strip_prefix('#') else {
+            return reference.to_string();
+        };
+        let dynamic = |place: &Location| {
+            let source = self.doc.source(place);
+            let schema = source.as_deref().and_then(|s| at(s, place));
+            schema
+                .and_then(|s| s.get("$dynamicAnchor"))
+                .and_then(Value::as_str)
+                == Some(name)
+        };
+        let static_target = self.doc.resolve(written, reference);
+        let outermost = self.doc.resolve(&self.doc.root(), reference);
+        match (static_target, outermost) {
+            (Ok(inner), Ok(outer)) if dynamic(&inner) && dynamic(&outer) => {
+                self.doc.absolute_uri(&outer)
+            }
+            _ => reference.to_string(),
+        }
+    }
+
+    /// `rest` (at `at`) and the `allOf` `members` (each with where it was written), none
+    /// with combinators: read, intersected, lowered.
+    fn intersected(
+        &mut self,
+        rest: &Map<String, Value>,
+        members: &[(Cow<'_, Map<String, Value>>, Location)],
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        let mut schema = read::plain(rest, at).map_err(|err| self.shape_error(err))?;
+        let mut conflicts = Vec::new();
+        for (member, written) in members {
+            self.explain_keywords(member, written, false);
+            let side = read::plain(member, written).map_err(|err| self.shape_error(err))?;
+            schema = intersect(schema, side, &mut conflicts);
+        }
+        for Conflict { keyword, places } in conflicts {
+            let places: Vec<String> = places.into_iter().map(|p| self.place(p)).collect();
+            self.validation_only(
+                at,
+                "allOf",
+                format!(
+                    "`{keyword}` ({}) cannot be intersected exactly",
+                    places.join(", ")
+                ),
+            )?;
+        }
+        self.lower_plain(&schema, at)
+    }
+
+    /// `rest` (at `at`) and the `allOf` `members` (each with where it was written), some
+    /// with combinators: merged as JSON, then compiled.
+    fn merged_members(
+        &mut self,
+        rest: Map<String, Value>,
+        members: &[(Cow<'_, Map<String, Value>>, Location)],
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
+        let mut origins = provenance::written_at(&rest, at);
+        let mut merged = rest;
+        for (member, written) in members {
+            (merged, origins) = self.merge_at(merged, origins, member, written, at, "allOf")?;
+        }
+        self.merged_schema(&merged, origins, at, at.child("allOf"))
     }
 
     /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
@@ -326,23 +423,45 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 
     /// Values valid under every one of `members` (each a schema and where it was written),
-    /// compiled at `at` as a made-up `{"allOf": [..]}`.
+    /// compiled at `at`: intersected when none has a combinator, else as a made-up
+    /// `{"allOf": [..]}`.
     ///
     /// # Errors
     /// See [`CompileError`].
     pub fn all_of_written(
         &mut self,
-        members: &[Subschema<'_>],
+        members: &[Written<&Value>],
         at: &Location,
     ) -> Result<Expr, CompileError> {
         if let [member] = members {
-            return self.schema(member.schema, &member.at);
+            return self.schema(member.value, &member.at);
         }
-        let schemas = members.iter().map(|member| member.schema.clone());
+        let plain: Option<Vec<_>> = members
+            .iter()
+            .filter(|member| member.value != &TRUE)
+            .map(|member| match member.value {
+                Value::Object(map) if is_plain(map) => {
+                    Some((Cow::Borrowed(map), member.at.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some(plain) = plain {
+            return self.intersected(&Map::new(), &plain, at);
+        }
+        let schemas = members.iter().map(|member| member.value.clone());
         let mut map = Map::new();
         map.insert("allOf".to_string(), Value::Array(schemas.collect()));
         let origins = provenance::members_written_at(members.iter().map(|member| &member.at));
         self.merged_schema(&map, origins, at, at.clone())
+    }
+
+    /// The expression for values valid under `schema`, compiled where it was written.
+    ///
+    /// # Errors
+    /// See [`CompileError`].
+    pub fn subschema(&mut self, schema: &Subschema<'_>) -> Result<Expr, CompileError> {
+        self.all_of_written(schema.members(), schema.place())
     }
 
     /// Compiles `merged`, a schema object made by merging, at `at`; diagnostics inside it
@@ -503,8 +622,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
     ) -> Result<Expr, CompileError> {
         let plain = read::plain(map, at).map_err(|err| self.shape_error(err))?;
+        self.lower_plain(&plain, at)
+    }
+
+    /// The expression for values valid under `plain`, a schema without combinators (read
+    /// at `at`, or intersected there).
+    pub(super) fn lower_plain(
+        &mut self,
+        plain: &PlainSchema<'_>,
+        at: &Location,
+    ) -> Result<Expr, CompileError> {
         let mut types = plain.types;
-        if let Some(not) = &plain.not {
+        for not in &plain.not {
             self.not(not, &mut types)?;
         }
         if let Some(if_at) = plain.if_at.as_ref().filter(|_| plain.conditional) {
@@ -515,7 +644,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             )?;
         }
         if let Some(listed) = &plain.literals {
-            return literals::literals(self, &plain, listed, types, at);
+            return literals::literals(self, plain, listed, types, at);
         }
         if types.is_empty() {
             return Err(self.unsatisfiable(at, "no type is allowed"));
@@ -547,10 +676,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// `not`: `{"type": …}` removes types exactly; anything else is validation-only.
     pub(super) fn not(
         &mut self,
-        not: &Subschema<'_>,
+        not: &Written<&Value>,
         types: &mut Types,
     ) -> Result<(), CompileError> {
-        match not.schema {
+        match not.value {
             Value::Object(inner) if inner.len() == 1 && inner.has("type") => {
                 let excluded = read::types(inner, &not.at).map_err(|err| self.shape_error(err))?;
                 if excluded.contains(JsonType::Integer)

@@ -182,8 +182,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// A readable hint for a rule name from a location's pointer: its last two tokens
     /// that are not schema keywords, joined by `-`.
     pub fn hint(&self, at: &Location) -> String {
+        // An `allOf` member's index names nothing: its schema is part of its parent's.
+        let mut after_all_of = false;
         let words = at.pointer.split('/').filter(|s| {
+            let member_index = std::mem::replace(&mut after_all_of, *s == "allOf");
             !s.is_empty()
+                && !member_index
                 && !matches!(
                     *s,
                     "properties"

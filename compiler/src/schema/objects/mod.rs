@@ -16,11 +16,18 @@
 //! ```
 
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::document::Location;
 use super::emit::Emitter;
 use super::ir::{Keyed, ObjectSchema, Subschema, Written};
+
+/// Schemas that must all hold, each with its place.
+type Schemas<'s> = Vec<Written<&'s Value>>;
+
+/// The schema of a key: a string.
+static STRING: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
 use super::keywords::{FALSE, TRUE};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -50,40 +57,40 @@ pub fn object(
     beside_if: bool,
 ) -> Result<Expr, CompileError> {
     let properties = &object.properties;
-    let required = &object.required;
-    // The schema of undeclared keys' values, and where it is read from.
-    let (additional, additional_at): (&Value, Location) =
-        match (&object.additional, &object.unevaluated) {
-            // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
-            // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
-            (None, Some(unevaluated))
-                if unevaluated.restricts() && (beside_if || object.dependent_schemas) =>
-            {
-                e.validation_only_at(
-                    &unevaluated.at,
-                    "unevaluatedProperties",
-                    "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
-                )?;
-                (&TRUE, unevaluated.at.clone())
-            }
-            // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
-            // `unevaluatedProperties` governs the undeclared keys.
-            (None, Some(unevaluated)) => (unevaluated.schema, unevaluated.at.clone()),
-            (Some(additional), _) => (additional.schema, additional.at.clone()),
-            (None, _) if e.options.closed || e.closed_by_response_format() => {
-                (&FALSE, at.child("additionalProperties"))
-            }
-            (None, _) => (&TRUE, at.child("additionalProperties")),
-        };
-    let mut extras_allowed = additional != &FALSE;
-    let mut pattern_arms: Vec<(Expr, Vec<Subschema<'_>>)> = Vec::new();
-    let mut pattern_schemas_for: Vec<(String, Vec<Subschema<'_>>)> = Vec::new();
-    let mut patterns_of_properties: FxHashMap<String, Vec<Subschema<'_>>> = FxHashMap::default();
+    let required: Vec<&str> = object.required.iter().map(|name| name.value).collect();
+    let required = &required;
+    // The schema of undeclared keys' values.
+    let additional: Subschema<'_> = match (&object.additional, &object.unevaluated) {
+        // Keys that `if`/`then`/`else` or `dependentSchemas` (validation-only) evaluate
+        // are unknown to the grammar: it must not hold them to `unevaluatedProperties`.
+        (None, Some(unevaluated))
+            if unevaluated.restricts() && (beside_if || object.dependent_schemas) =>
+        {
+            e.validation_only_at(
+                unevaluated.place(),
+                "unevaluatedProperties",
+                "beside `if` or `dependentSchemas`, which the grammar does not evaluate",
+            )?;
+            Subschema::written(&TRUE, unevaluated.place().clone())
+        }
+        // Without `additionalProperties` (and with `allOf`/`anyOf` merged in already),
+        // `unevaluatedProperties` governs the undeclared keys.
+        (None, Some(unevaluated)) => unevaluated.clone(),
+        (Some(additional), _) => additional.clone(),
+        (None, _) if e.options.closed || e.closed_by_response_format() => {
+            Subschema::written(&FALSE, at.child("additionalProperties"))
+        }
+        (None, _) => Subschema::written(&TRUE, at.child("additionalProperties")),
+    };
+    let mut extras_allowed = !additional.is_false();
+    let mut pattern_arms: Vec<(Expr, Schemas<'_>)> = Vec::new();
+    let mut pattern_schemas_for: Vec<(String, Schemas<'_>)> = Vec::new();
+    let mut patterns_of_properties: FxHashMap<String, Schemas<'_>> = FxHashMap::default();
     if object.pattern_properties.is_written() {
         let patterns = &object.pattern_properties;
         if let Some(names) = &object.property_names {
             e.validation_only_at(
-                &names.at,
+                names.place(),
                 "propertyNames",
                 "keys matching `patternProperties` are not checked against it",
             )?;
@@ -135,53 +142,47 @@ pub fn object(
         }
         extras_allowed = false;
     }
-    let mut names_schema: Option<(Value, &Location)> = None;
+    // The schemas of extra keys, as strings: `propertyNames` and a string type.
+    let mut names_schema: Option<(Schemas<'_>, &Location)> = None;
     let names_restrict = object
         .property_names
         .as_ref()
         .filter(|names| names.restricts());
-    if let Some(Subschema {
-        schema,
-        at: names_at,
-    }) = names_restrict
-    {
+    if let Some(names) = names_restrict {
         let declared = !properties.is_empty() || !required.is_empty();
-        match schema {
-            Value::Bool(false) => {
-                extras_allowed = false;
-                if declared {
-                    e.validation_only_at(
-                        names_at,
-                        "propertyNames",
-                        "`false`: declared properties are not removed",
-                    )?;
-                }
-            }
-            names if !declared => {
-                // Extra keys are strings valid under propertyNames.
-                let mut string = Map::new();
-                string.insert("type".to_string(), Value::String("string".to_string()));
-                let names_map = names.as_object().cloned().unwrap_or_default();
-                names_schema = Some((
-                    Value::Object(super::merge::merge(&string, &names_map).schema),
-                    names_at,
-                ));
-            }
-            _ => {
-                if extras_allowed {
-                    e.restricted(
-                        names_at,
-                        "propertyNames",
-                        "keys other than the declared properties are not generated",
-                    );
-                }
-                extras_allowed = false;
+        let names_at = names.place();
+        if names.is_false() {
+            extras_allowed = false;
+            if declared {
                 e.validation_only_at(
                     names_at,
                     "propertyNames",
-                    "declared property names are not checked against it",
+                    "`false`: declared properties are not removed",
                 )?;
             }
+        } else if !declared {
+            // Extra keys are strings valid under propertyNames.
+            let string = Written {
+                value: &*STRING,
+                at: names_at.clone(),
+            };
+            let mut schemas = vec![string];
+            schemas.extend(names.members().iter().cloned());
+            names_schema = Some((schemas, names_at));
+        } else {
+            if extras_allowed {
+                e.restricted(
+                    names_at,
+                    "propertyNames",
+                    "keys other than the declared properties are not generated",
+                );
+            }
+            extras_allowed = false;
+            e.validation_only_at(
+                names_at,
+                "propertyNames",
+                "declared property names are not checked against it",
+            )?;
         }
     }
     for dependency in &object.dependencies {
@@ -194,7 +195,7 @@ pub fn object(
 
     let unconstrained = properties.is_empty()
         && required.is_empty()
-        && additional == &TRUE
+        && !additional.restricts()
         && extras_allowed
         && names_schema.is_none()
         && object.min_properties.is_none()
@@ -212,12 +213,11 @@ pub fn object(
         let compiled = match patterns_of_properties.get(name) {
             // Declared properties must satisfy every pattern their name matches.
             Some(patterns) => {
-                let written = property.at.clone();
-                let mut all = vec![property];
+                let mut all = property.members().to_vec();
                 all.extend(patterns.iter().cloned());
-                e.all_of_written(&all, &written)
+                e.all_of_written(&all, property.place())
             }
-            None => e.schema(property.schema, &property.at),
+            None => e.subschema(&property),
         };
         let value = match compiled {
             Ok(value) => value,
@@ -230,18 +230,22 @@ pub fn object(
         });
     }
     // Required names without a declared schema: extra members that must appear.
-    for &name in required.iter().filter(|r| !properties.declares(r)) {
+    for written in &object.required {
+        let name = written.value;
+        if properties.declares(name) {
+            continue;
+        }
         let matched = pattern_schemas_for.iter().any(|(n, _)| n == name);
-        if !matched && !extras_allowed && additional == &FALSE {
+        if !matched && !extras_allowed && additional.is_false() {
             return Err(e.unsatisfiable(
-                &at.child("required"),
+                &written.at,
                 format!("`{name}` is required but `additionalProperties` forbids it"),
             ));
         }
         declared.push(name.to_string());
         let value = match pattern_schemas_for.iter().find(|(n, _)| n == name) {
             Some((_, schemas)) => e.all_of_written(schemas, object.pattern_properties.at())?,
-            None => e.schema(additional, &additional_at)?,
+            None => e.subschema(&additional)?,
         };
         members.push(Member {
             expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
@@ -250,10 +254,10 @@ pub fn object(
     }
 
     let extra = if extras_allowed {
-        match e.schema(additional, &additional_at) {
+        match e.subschema(&additional) {
             Ok(value) => {
                 let key = match &names_schema {
-                    Some((names, names_at)) => match e.schema(names, names_at) {
+                    Some((names, names_at)) => match e.all_of_written(names, names_at) {
                         Ok(key) => Some(key),
                         Err(CompileError::Unsatisfiable { .. }) => None,
                         Err(err) => return Err(err),
@@ -380,12 +384,12 @@ struct PatternMembers<'m> {
     /// Per pattern, a key expression and the schemas its values must satisfy; `None` when
     /// a declared or required name matches a pattern (its key could then appear twice), so
     /// no pattern-matched extra keys are generated.
-    arms: Option<Vec<(Expr, Vec<Subschema<'m>>)>>,
+    arms: Option<Vec<(Expr, Schemas<'m>)>>,
     /// The schemas of required names that no property declares but a pattern matches.
-    for_required: Vec<(String, Vec<Subschema<'m>>)>,
+    for_required: Vec<(String, Schemas<'m>)>,
     /// For each declared property whose name matches patterns, their schemas (which its
     /// value must satisfy besides its own).
-    for_properties: FxHashMap<String, Vec<Subschema<'m>>>,
+    for_properties: FxHashMap<String, Schemas<'m>>,
 }
 
 /// The members `patternProperties` makes. Declared properties whose names match a
@@ -415,11 +419,11 @@ fn pattern_properties<'m>(
     let matches = |name: &str, test: &Option<PatternTest>| {
         test.as_ref().is_some_and(|test| test.matches(name))
     };
-    let matched_by = |name: &str| -> Vec<Subschema<'m>> {
+    let matched_by = |name: &str| -> Schemas<'m> {
         compiled
             .iter()
             .filter(|(_, _, r)| matches(name, r))
-            .map(|(_, written, _)| written.clone())
+            .flat_map(|(_, written, _)| written.members().iter().cloned())
             .collect()
     };
     // Declared properties must satisfy every pattern their name matches.
@@ -439,7 +443,10 @@ fn pattern_properties<'m>(
     }
     let declared: Vec<&str> = properties.names().chain(required.iter().copied()).collect();
     let mut arms = Vec::new();
-    let all_schemas: Vec<Subschema<'m>> = compiled.iter().map(|(_, w, _)| w.clone()).collect();
+    let all_schemas: Schemas<'m> = compiled
+        .iter()
+        .flat_map(|(_, w, _)| w.members().iter().cloned())
+        .collect();
     for (expr, _, recognizer) in &compiled {
         if declared.iter().any(|d| matches(d, recognizer)) {
             // A declared name matches: its key could appear twice; keep to declared keys.
