@@ -258,7 +258,17 @@ fn array<'s>(a: ArraySchema<'s>, b: ArraySchema<'s>, found: &mut Vec<Conflict>) 
         min_items: count("minItems", a.min_items, b.min_items, true, found),
         max_items: count("maxItems", a.max_items, b.max_items, false, found),
         unique_items: a.unique_items.or(b.unique_items),
-        contains: both(a.contains, b.contains),
+        // Two `contains` may be met by different items: not one schema for one item.
+        contains: match (a.contains, b.contains) {
+            (Some(first), Some(second)) => {
+                found.push(conflict(
+                    "contains",
+                    [first.place().clone(), second.place().clone()],
+                ));
+                Some(first)
+            }
+            (first, second) => first.or(second),
+        },
     }
 }
 
@@ -288,7 +298,7 @@ fn union<'s>(
     others_a: Option<&Subschema<'s>>,
     others_b: Option<&Subschema<'s>>,
 ) -> Keyed<'s> {
-    if !b.is_written() && others_b.is_none() {
+    if (!b.is_written() && others_b.is_none()) || (!a.is_written() && !b.is_written()) {
         return a.clone();
     }
     if !a.is_written() && others_a.is_none() {
