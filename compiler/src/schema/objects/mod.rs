@@ -21,13 +21,6 @@ use serde_json::Value;
 use super::document::Location;
 use super::emit::Emitter;
 use super::ir::{Keyed, ObjectSchema, Subschema, Written};
-
-/// Schemas that must all hold, each with its place.
-type Schemas<'s> = Vec<Written<&'s Value>>;
-
-/// The schema of a key: a string.
-static STRING: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
 use super::keywords::{FALSE, TRUE};
 use super::CompileError;
 use crate::gbnf::Expr;
@@ -37,6 +30,13 @@ mod keys;
 
 use keys::{extra_key, quoted_key};
 pub use keys::{OR_STOP_PREFIX, OTHER_START_PREFIX};
+
+/// Schemas that must all hold, each with its place.
+type Schemas<'s> = Vec<Written<&'s Value>>;
+
+/// The schema of a key: a string.
+static STRING: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
 
 struct Member {
     /// The member's text: `"name":value`.
