@@ -206,11 +206,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         members: &[(Cow<'_, Map<String, Value>>, Location)],
         at: &Location,
     ) -> Result<Expr, CompileError> {
-        let mut schema = read::plain(rest, at).map_err(|err| self.shape_error(err))?;
+        let mut schema = self.read_plain(rest, at)?;
         let mut conflicts = Vec::new();
         for (member, written) in members {
             self.explain_keywords(member, written, false);
-            let side = read::plain(member, written).map_err(|err| self.shape_error(err))?;
+            let side = self.read_plain(member, written)?;
             schema = intersect(schema, side, &mut conflicts);
         }
         for Conflict { keyword, places } in conflicts {
@@ -621,8 +621,18 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         map: &Map<String, Value>,
         at: &Location,
     ) -> Result<Expr, CompileError> {
-        let plain = read::plain(map, at).map_err(|err| self.shape_error(err))?;
+        let plain = self.read_plain(map, at)?;
         self.lower_plain(&plain, at)
+    }
+
+    /// `map`, a schema without combinators at `at`, read whole; a keyword of the wrong
+    /// shape is an error placed where the user wrote it.
+    fn read_plain<'s>(
+        &self,
+        map: &'s Map<String, Value>,
+        at: &Location,
+    ) -> Result<PlainSchema<'s>, CompileError> {
+        read::plain(map, at).map_err(|err| self.shape_error(err))
     }
 
     /// The expression for values valid under `plain`, a schema without combinators (read
