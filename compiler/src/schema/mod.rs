@@ -9,8 +9,9 @@
 //!
 //! The stages, each in its own module:
 //! - [`document`]: unwrap `response_format`, index `$id`/`$anchor`, resolve `$ref`;
-//! - `read`: the keywords of strings and numbers read into typed schemas (`ir`);
-//! - `merge`: fold `allOf` (and `$ref` siblings) into one schema by intersecting keywords;
+//! - `read`: a schema without combinators read into a typed schema (`ir`);
+//! - `intersect`: `allOf`, `$ref` siblings and `anyOf`/`oneOf` branches with the rest of
+//!   their schema, as typed schemas (`merge`, as JSON, where those hold combinators);
 //! - `emit`: lower each schema to GBNF rules, with `objects`, `arrays`, `scalars`,
 //!   [`numeric`] ranges, string [`formats`] and `pattern`s ([`crate::pattern`]).
 //!
@@ -20,6 +21,7 @@
 mod arrays;
 mod blocks;
 pub mod canon;
+mod disjoint;
 pub mod document;
 mod emit;
 pub mod formats;

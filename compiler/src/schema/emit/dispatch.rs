@@ -5,23 +5,19 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{
-    absolutize_refs, holds_refs, pairwise_disjoint, rewritten, without, Emitter, MAX_DEPTH,
-};
+use super::{without, Emitter, MAX_DEPTH};
 use crate::gbnf::Expr;
-use crate::schema::document::{at, Location, Source};
+use crate::schema::document::Location;
 use crate::schema::intersect::{intersect, Conflict};
 use crate::schema::ir::{JsonType, PlainSchema, Subschema, Types, Written};
-use crate::schema::keywords::{
-    is_annotation, is_assertion, APPLICATORS, EVALUATING, TRUE, UNEVALUATED,
-};
+use crate::schema::keywords::{is_assertion, APPLICATORS, EVALUATING, TRUE, UNEVALUATED};
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
-use crate::schema::{arrays, literals, objects, read, scalars, CompileError};
+use crate::schema::{arrays, disjoint, literals, objects, read, scalars, CompileError};
 
 /// Whether `map` has no combinator: it is read whole as a [`PlainSchema`].
-fn is_plain(map: &Map<String, Value>) -> bool {
+pub(super) fn is_plain(map: &Map<String, Value>) -> bool {
     !COMBINATORS.iter().any(|key| map.has(key))
 }
 
@@ -93,41 +89,20 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     "$dynamicRef" => self.outermost_dynamic(at, reference),
                     _ => reference.to_string(),
                 };
-                rest.insert("$ref".to_string(), Value::String(reference));
-                let mut origins = provenance::written_at(&rest, at);
-                origins.insert("$ref".to_string(), Some(at.child(dynamic)));
-                return self.merged_schema(&rest, origins, at, at.child(dynamic));
+                return self.reference(rest, &reference, dynamic, at);
             }
         }
         if let Some(reference) = map.kw("$ref") {
             let Some(reference) = reference.as_str() else {
                 return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
             };
-            let target = self.doc.resolve(at, reference)?;
-            let constraining = (merged || !self.doc.ref_overrides_siblings)
-                && map.keys().any(|k| k != "$ref" && is_assertion(k));
-            if !constraining {
-                return self.ref_rule(&target);
-            }
-            let rest = without(map, "$ref");
-            return match self.inline(&target)? {
-                Some(target_map) => {
-                    let rest_origins = provenance::written_at(&rest, at);
-                    let (merged, origins) =
-                        self.merge_at(rest, rest_origins, &target_map, &target, at, "$ref")?;
-                    self.inlining.push(target);
-                    let result = self.merged_schema(&merged, origins, at, at.child("$ref"));
-                    self.inlining.pop();
-                    result
-                }
-                None => {
-                    // Recursive: keep the reference, enforce the siblings by validation.
-                    for key in rest.keys().filter(|k| is_assertion(k)) {
-                        self.validation_only(at, key, "beside a recursive `$ref`")?;
-                    }
-                    self.ref_rule(&target)
-                }
+            // Up to draft-07 the siblings of a `$ref` written together are ignored.
+            let rest = if merged || !self.doc.ref_overrides_siblings {
+                without(map, "$ref")
+            } else {
+                Map::new()
             };
+            return self.reference(rest, reference, "$ref", at);
         }
         if let Some(all_of) = map.kw("allOf") {
             let Some(items) = all_of.as_array() else {
@@ -157,7 +132,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let depth = self.inlining.len();
             self.inlining.extend(inlined);
             let result = if is_plain(&rest) && members.iter().all(|(member, _)| is_plain(member)) {
-                self.intersected(&rest, &members, at)
+                self.intersected(&rest, &members, at, "allOf")
             } else {
                 self.merged_members(rest, &members, at)
             };
@@ -172,59 +147,54 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         self.plain(map, at)
     }
 
-    /// The reference a `$dynamicRef` written at `written` is resolved by. Its dynamic scope
-    /// starts at the root, so when both its static target and the root's resource carry a
-    /// `$dynamicAnchor` of its name, the root's is the outermost and is the one meant
-    /// (an absolute reference to it); otherwise `reference` as written, resolved statically.
-    fn outermost_dynamic(&self, written: &Location, reference: &str) -> String {
-        let Some(name) = reference.strip_prefix('#') else {
-            return reference.to_string();
-        };
-        let dynamic = |place: &Location| {
-            let source = self.doc.source(place);
-            let schema = source.as_deref().and_then(|s| at(s, place));
-            schema
-                .and_then(|s| s.get("$dynamicAnchor"))
-                .and_then(Value::as_str)
-                == Some(name)
-        };
-        let static_target = self.doc.resolve(written, reference);
-        let outermost = self.doc.resolve(&self.doc.root(), reference);
-        match (static_target, outermost) {
-            (Ok(inner), Ok(outer)) if dynamic(&inner) && dynamic(&outer) => {
-                self.doc.absolute_uri(&outer)
-            }
-            _ => reference.to_string(),
-        }
-    }
-
-    /// `rest` (at `at`) and the `allOf` `members` (each with where it was written), none
-    /// with combinators: read, intersected, lowered.
-    fn intersected(
+    /// `rest` (at `at`) and the `members` it is intersected with by `keyword` (`allOf`, or
+    /// the target of a `$ref`; each with where it was written), none with combinators:
+    /// read, intersected, lowered.
+    pub(super) fn intersected(
         &mut self,
         rest: &Map<String, Value>,
         members: &[(Cow<'_, Map<String, Value>>, Location)],
         at: &Location,
+        keyword: &str,
     ) -> Result<Expr, CompileError> {
-        let mut schema = self.read_plain(rest, at)?;
+        let first = self.read_plain(rest, at)?;
+        let schema = self.intersect_members(first, members, at, keyword)?;
+        self.lower_plain(&schema, at)
+    }
+
+    /// `first` intersected with each of `members` (schema objects without combinators,
+    /// each with where it was written) by `keyword` at `at`; what cannot be intersected
+    /// exactly is reported as validation-only.
+    fn intersect_members<'s>(
+        &mut self,
+        first: PlainSchema<'s>,
+        members: &'s [(Cow<'_, Map<String, Value>>, Location)],
+        at: &Location,
+        keyword: &str,
+    ) -> Result<PlainSchema<'s>, CompileError> {
+        let mut schema = first;
         let mut conflicts = Vec::new();
         for (member, written) in members {
             self.explain_keywords(member, written, false);
             let side = self.read_plain(member, written)?;
             schema = intersect(schema, side, &mut conflicts);
         }
-        for Conflict { keyword, places } in conflicts {
+        for Conflict {
+            keyword: both,
+            places,
+        } in conflicts
+        {
             let places: Vec<String> = places.into_iter().map(|p| self.place(p)).collect();
             self.validation_only(
                 at,
-                "allOf",
+                keyword,
                 format!(
-                    "`{keyword}` ({}) cannot be intersected exactly",
+                    "`{both}` ({}) cannot be intersected exactly",
                     places.join(", ")
                 ),
             )?;
         }
-        self.lower_plain(&schema, at)
+        Ok(schema)
     }
 
     /// `rest` (at `at`) and the `allOf` `members` (each with where it was written), some
@@ -241,129 +211,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             (merged, origins) = self.merge_at(merged, origins, member, written, at, "allOf")?;
         }
         self.merged_schema(&merged, origins, at, at.child("allOf"))
-    }
-
-    /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
-    /// merged elsewhere, those must be absolute. Returns the map with its own `$ref`
-    /// inlined when it is only a reference, and where the returned map was written
-    /// (`at`, or the inlined target).
-    pub(super) fn absolutize<'m>(
-        &mut self,
-        map: &'m Map<String, Value>,
-        at: &Location,
-    ) -> Result<(Cow<'m, Map<String, Value>>, Location), CompileError>
-    where
-        'r: 'm,
-    {
-        if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
-            if self.only_ref(map) {
-                let target = self.doc.resolve(at, reference)?;
-                if let Some(inlined) = self.inline(&target)? {
-                    return Ok((inlined, target));
-                }
-                if self.doc.ref_overrides_siblings {
-                    // Recursive: the reference alone, without the siblings it ignores.
-                    let alone = self.ref_alone(reference, at);
-                    return Ok((Cow::Owned(alone), at.clone()));
-                }
-            }
-        }
-        Ok((self.with_absolute_refs(map, at), at.clone()))
-    }
-
-    /// Does the schema object `map` (holding a `$ref`) mean its reference alone? Up to
-    /// draft-07 a `$ref` overrides its siblings; later, only annotations may be beside it.
-    fn only_ref(&self, map: &Map<String, Value>) -> bool {
-        self.doc.ref_overrides_siblings || map.keys().all(|k| k == "$ref" || is_annotation(k))
-    }
-
-    /// `{"$ref": reference}` for a reference written at `at`, made absolute.
-    fn ref_alone(&self, reference: &str, at: &Location) -> Map<String, Value> {
-        let alone = Map::from_iter([("$ref".to_string(), Value::String(reference.to_string()))]);
-        self.with_absolute_refs(&alone, at).into_owned()
-    }
-
-    /// The location a reference-only member would be inlined from, if any.
-    pub(super) fn inline_target(
-        &self,
-        map: &Map<String, Value>,
-        at: &Location,
-    ) -> Option<Location> {
-        let reference = map.kw("$ref").and_then(Value::as_str)?;
-        if !self.only_ref(map) {
-            return None;
-        }
-        let target = self.doc.resolve(at, reference).ok()?;
-        (!self.inlining.contains(&target)).then_some(target)
-    }
-
-    /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
-    /// being inlined already (recursion).
-    pub(super) fn inline(
-        &mut self,
-        target: &Location,
-    ) -> Result<Option<Cow<'r, Map<String, Value>>>, CompileError> {
-        if self.inlining.contains(target) || self.inlining.len() > 32 {
-            return Ok(None);
-        }
-        match self.doc.source(target) {
-            // The caller's input outlives the compilation: borrowed when nothing in it
-            // needs rewriting.
-            Some(Source::Input(input)) => self.as_object(at(input, target), target).map(Some),
-            // A document made or fetched while compiling is held only here: copied.
-            Some(Source::Loaded(doc)) => self
-                .as_object(at(&doc, target), target)
-                .map(|map| Some(Cow::Owned(map.into_owned()))),
-            None => Err(self.invalid(target, "a `$ref` must point at a schema")),
-        }
-    }
-
-    /// `found`, the schema at `target`, as an object with every nested `$ref` made
-    /// absolute (`true` is `{}`, `false` is `{"not": {}}`).
-    pub(super) fn as_object<'v>(
-        &self,
-        found: Option<&'v Value>,
-        target: &Location,
-    ) -> Result<Cow<'v, Map<String, Value>>, CompileError> {
-        match found {
-            // Up to draft-07 the siblings of a `$ref` are ignored: merged elsewhere, they
-            // would apply.
-            Some(Value::Object(map)) if self.doc.ref_overrides_siblings && map.has("$ref") => {
-                match map.kw("$ref").and_then(Value::as_str) {
-                    Some(reference) => Ok(Cow::Owned(self.ref_alone(reference, target))),
-                    None => Err(self.invalid(&target.child("$ref"), "`$ref` must be a string")),
-                }
-            }
-            Some(Value::Object(map)) => Ok(self.with_absolute_refs(map, target)),
-            Some(Value::Bool(true)) => Ok(Cow::Owned(Map::new())),
-            Some(Value::Bool(false)) => {
-                let mut never = Map::new();
-                never.insert("not".to_string(), Value::Object(Map::new()));
-                Ok(Cow::Owned(never))
-            }
-            _ => Err(self.invalid(target, "a `$ref` must point at a schema")),
-        }
-    }
-
-    /// `map` with every nested `$ref` made absolute; `map` itself when it holds none.
-    pub(super) fn with_absolute_refs<'m>(
-        &self,
-        map: &'m Map<String, Value>,
-        at: &Location,
-    ) -> Cow<'m, Map<String, Value>> {
-        // Where `#…` means the same everywhere, only other references need rewriting.
-        let fragments_stay = self.doc.fragments_are_global();
-        let own_ref = map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay));
-        if !own_ref
-            && !map
-                .iter()
-                .any(|(key, child)| holds_refs(key, child, 0, fragments_stay))
-        {
-            return Cow::Borrowed(map);
-        }
-        let mut out = map.clone();
-        absolutize_refs(&mut out, at, self.doc);
-        Cow::Owned(out)
     }
 
     pub(super) fn merge_at(
@@ -447,7 +294,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             })
             .collect();
         if let Some(plain) = plain {
-            return self.intersected(&Map::new(), &plain, at);
+            return self.intersected(&Map::new(), &plain, at, "allOf");
         }
         let schemas = members.iter().map(|member| member.value.clone());
         let mut map = Map::new();
@@ -484,35 +331,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         result
     }
 
-    /// One named rule per `$ref` target.
-    pub(super) fn ref_rule(&mut self, target: &Location) -> Result<Expr, CompileError> {
-        if let Some(name) = self.ref_rules.get(target) {
-            return Ok(Expr::rule(name.clone()));
-        }
-        let name = self.fresh_name(&self.hint(target));
-        self.ref_rules.insert(target.clone(), name.clone());
-        let source = self.doc.source(target);
-        let schema = source
-            .as_deref()
-            .and_then(|s| at(s, target))
-            .unwrap_or(&TRUE);
-        // The target is read where it was written: no merge's made-up places apply.
-        let merges = std::mem::take(&mut self.merges);
-        let body = self.schema(schema, target);
-        self.merges = merges;
-        let body = match body {
-            Ok(body) => body,
-            Err(err) => {
-                // Forget the name: a later reference must not point at a rule never made.
-                self.ref_rules.remove(target);
-                return Err(err);
-            }
-        };
-        self.push_rule(name.clone(), body);
-        Ok(Expr::rule(name))
-    }
-
-    /// `anyOf` / `oneOf`: each branch merged with the rest of the schema.
+    /// `anyOf` / `oneOf`: each branch intersected with the rest of the schema.
     pub(super) fn alternatives(
         &mut self,
         map: &Map<String, Value>,
@@ -551,42 +370,64 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 }
             }
         }
-        let base_origins = provenance::written_at(&base, at);
-        let mut arms = Vec::new();
-        // For `oneOf`, the branches as compiled, to tell whether they are disjoint.
         let one_of = key == "oneOf";
-        let mut merged_branches: Vec<Cow<'_, Map<String, Value>>> = Vec::new();
+        // Each branch as a schema object (`None` for `false`) with where it was written:
+        // what the rest is intersected with, and what `oneOf` tells apart.
+        let mut objects = Vec::with_capacity(branches.len());
+        if base_constrains || one_of {
+            for (i, branch) in branches.iter().enumerate() {
+                let branch_at = at.child(key).index(i);
+                objects.push(match branch {
+                    Value::Bool(true) => Some((Cow::Owned(Map::new()), branch_at)),
+                    Value::Object(m) => Some(self.absolutize(m, &branch_at)?),
+                    Value::Bool(false) => None,
+                    _ if base_constrains => {
+                        return Err(self.invalid(&branch_at, "branches must be schemas"))
+                    }
+                    _ => None,
+                });
+            }
+        }
+        let base_plain = if base_constrains && is_plain(&base) {
+            Some(self.read_plain(&base, at)?)
+        } else {
+            None
+        };
+        let mut arms = Vec::new();
+        // For `oneOf`, the branches as compiled, to tell whether they are disjoint:
+        // intersected, or merged as JSON.
+        let mut intersected = Vec::new();
+        let mut merged_maps = Vec::new();
         for (i, branch) in branches.iter().enumerate() {
             let branch_at = at.child(key).index(i);
-            let result = if base_constrains {
-                let (branch_map, written) = match branch {
-                    Value::Bool(true) => (Cow::Owned(Map::new()), branch_at.clone()),
-                    Value::Bool(false) => continue,
-                    Value::Object(m) => self.absolutize(m, &branch_at)?,
-                    _ => return Err(self.invalid(&branch_at, "branches must be schemas")),
-                };
-                let (merged, origins) = self.merge_at(
-                    base.clone(),
-                    base_origins.clone(),
-                    &branch_map,
-                    &written,
-                    at,
-                    key,
-                )?;
-                let result = self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
-                if one_of {
-                    merged_branches.push(Cow::Owned(merged));
-                }
-                result
-            } else {
-                if one_of {
-                    match branch {
-                        Value::Object(m) => merged_branches.push(self.absolutize(m, &branch_at)?.0),
-                        Value::Bool(true) => merged_branches.push(Cow::Owned(Map::new())),
-                        _ => {}
+            let result = match (objects.get(i), &base_plain) {
+                (_, _) if !base_constrains => self.schema(branch, &branch_at),
+                (Some(None) | None, _) => continue,
+                (Some(Some(branch)), Some(base_plain)) if is_plain(&branch.0) => {
+                    let members = std::slice::from_ref(branch);
+                    let schema = self.intersect_members(base_plain.clone(), members, at, key)?;
+                    let result = self.lower_plain(&schema, &branch_at);
+                    if one_of {
+                        intersected.push(schema);
                     }
+                    result
                 }
-                self.schema(branch, &branch_at)
+                (Some(Some((object, written))), _) => {
+                    let (merged, origins) = self.merge_at(
+                        base.clone(),
+                        provenance::written_at(&base, at),
+                        object,
+                        written,
+                        at,
+                        key,
+                    )?;
+                    let result =
+                        self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
+                    if one_of {
+                        merged_maps.push(merged);
+                    }
+                    result
+                }
             };
             match result {
                 Ok(expr) => arms.push(expr),
@@ -600,12 +441,30 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 format!("no branch of `{key}` accepts any value"),
             ));
         }
-        if one_of && !pairwise_disjoint(&merged_branches) {
-            self.validation_only(
-                at,
-                "oneOf",
-                "branches may overlap; the grammar accepts any branch (anyOf)",
-            )?;
+        if one_of {
+            // Without a base, the branches as written; else those intersected, and those
+            // merged as JSON (compiled already, so they read).
+            let as_json: Vec<(&Map<String, Value>, &Location)> = if base_constrains {
+                merged_maps.iter().map(|merged| (merged, at)).collect()
+            } else {
+                let written = objects.iter().flatten();
+                written.map(|(object, place)| (&**object, place)).collect()
+            };
+            let mut read = intersected;
+            let mut proved = true;
+            for (object, place) in as_json {
+                match read::plain(object, place) {
+                    Ok(schema) => read.push(schema),
+                    Err(_) => proved = false,
+                }
+            }
+            if !(proved && disjoint::pairwise(&read)) {
+                self.validation_only(
+                    at,
+                    "oneOf",
+                    "branches may overlap; the grammar accepts any branch (anyOf)",
+                )?;
+            }
         }
         let hint = self.hint(at);
         Ok(if arms.len() == 1 {

@@ -8,8 +8,6 @@
 //! names. Names are derived from JSON pointers and made unique, so output is
 //! deterministic.
 
-use std::borrow::Cow;
-
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
@@ -20,7 +18,6 @@ use super::blocks;
 use super::document::{at, Document, Location};
 use super::ir::ShapeError;
 use super::keywords::{self, Kind, TRUE};
-use super::lookup::Lookup;
 use super::provenance::{self, MergeSite};
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
@@ -28,6 +25,7 @@ use crate::gbnf::{self, CheckedGrammar, Expr, Grammar, Rule};
 
 mod dispatch;
 mod names;
+mod references;
 
 /// The deepest nesting of schemas compiled.
 pub const MAX_DEPTH: usize = 256;
@@ -377,146 +375,6 @@ fn without(map: &Map<String, Value>, key: &str) -> Map<String, Value> {
 /// The keywords that hold schemas only for references to reach.
 const DEFINITION_CONTAINERS: [&str; 2] = ["$defs", "definitions"];
 
-/// Keywords whose values are instances, not schemas: a `$ref` inside is data.
-const INSTANCE_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
-
-/// Does [`absolutize_refs`] find a `$ref` to rewrite in the value of `key`?
-fn holds_refs(key: &str, value: &Value, depth: usize, fragments_stay: bool) -> bool {
-    if depth > super::document::MAX_DEPTH || INSTANCE_KEYWORDS.contains(&key) {
-        return false;
-    }
-    match value {
-        Value::Object(map) => {
-            map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay))
-                || map
-                    .iter()
-                    .any(|(key, child)| holds_refs(key, child, depth + 1, fragments_stay))
-        }
-        Value::Array(items) => items
-            .iter()
-            .any(|item| holds_refs("", item, depth + 1, fragments_stay)),
-        _ => false,
-    }
-}
-
-/// Whether [`absolutize_refs`] would rewrite the `$ref` value `reference`: a string, and
-/// not a `#…` fragment when those mean the same everywhere (`fragments_stay`).
-fn rewritten(reference: &Value, fragments_stay: bool) -> bool {
-    reference
-        .as_str()
-        .is_some_and(|r| !(fragments_stay && r.starts_with('#')))
-}
-
-fn absolutize_refs(map: &mut Map<String, Value>, at: &Location, doc: &Document<'_>) {
-    fn walk(value: &mut Value, base_location: &Location, doc: &Document<'_>, depth: usize) {
-        if depth > super::document::MAX_DEPTH {
-            return;
-        }
-        match value {
-            Value::Object(map) => {
-                if let Some(Value::String(reference)) = map.get_mut("$ref") {
-                    if let Ok(target) = doc.resolve(base_location, reference) {
-                        *reference = doc.absolute_uri(&target);
-                    }
-                }
-                for (key, child) in map.iter_mut() {
-                    if !INSTANCE_KEYWORDS.contains(&key.as_str()) {
-                        walk(child, base_location, doc, depth + 1);
-                    }
-                }
-            }
-            Value::Array(items) => items
-                .iter_mut()
-                .for_each(|i| walk(i, base_location, doc, depth + 1)),
-            _ => {}
-        }
-    }
-    let mut value = Value::Object(std::mem::take(map));
-    walk(&mut value, at, doc, 0);
-    if let Value::Object(m) = value {
-        *map = m;
-    }
-}
-
-/// Are the branches provably disjoint? Different types, disjoint `const`/`enum` values,
-/// or (where one branch admits objects only) a property both require with disjoint
-/// `const`/`enum` values.
-fn pairwise_disjoint(branches: &[Cow<'_, Map<String, Value>>]) -> bool {
-    for (i, a) in branches.iter().enumerate() {
-        for b in &branches[i + 1..] {
-            if !disjoint(a, b) {
-                return false;
-            }
-        }
-    }
-    true
-}
-
-fn disjoint(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    fn types(m: &Map<String, Value>) -> Option<Vec<&str>> {
-        let mut set: Vec<&str> = match m.kw("type")? {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-            _ => return None,
-        };
-        if set.contains(&"number") {
-            set.push("integer");
-        }
-        Some(set)
-    }
-    fn literal_values(m: &Map<String, Value>) -> Option<&[Value]> {
-        if let Some(c) = m.kw("const") {
-            return Some(std::slice::from_ref(c));
-        }
-        m.kw("enum").and_then(Value::as_array).map(Vec::as_slice)
-    }
-    if let (Some(ta), Some(tb)) = (types(a), types(b)) {
-        if ta.iter().all(|t| !tb.contains(t)) {
-            return true;
-        }
-    }
-    let values_disjoint = |va: &[Value], vb: &[Value]| {
-        va.iter()
-            .all(|x| !vb.iter().any(|y| super::merge::json_equal(x, y)))
-    };
-    if let (Some(va), Some(vb)) = (literal_values(a), literal_values(b)) {
-        if values_disjoint(va, vb) {
-            return true;
-        }
-    }
-    let required = |m: &Map<String, Value>, k: &str| {
-        m.kw("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(k)))
-    };
-    // A required property with disjoint values tells objects apart; values of other types
-    // ignore `properties`, so one branch at least must admit objects only.
-    let only_objects =
-        |m: &Map<String, Value>| types(m).is_some_and(|t| t.iter().all(|t| *t == "object"));
-    if !(only_objects(a) || only_objects(b)) {
-        return false;
-    }
-    if let (Some(pa), Some(pb)) = (
-        a.kw("properties").and_then(Value::as_object),
-        b.kw("properties").and_then(Value::as_object),
-    ) {
-        for (key, sa) in pa {
-            let Some(sb) = pb.get(key) else { continue };
-            if !(required(a, key) && required(b, key)) {
-                continue;
-            }
-            if let (Value::Object(ma), Value::Object(mb)) = (sa, sb) {
-                if let (Some(va), Some(vb)) = (literal_values(ma), literal_values(mb)) {
-                    if values_disjoint(va, vb) {
-                        return true;
-                    }
-                }
-            }
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -542,6 +400,47 @@ mod tests {
         let r = Recognizer::new(&compiled.grammar).unwrap();
         assert!(r.recognize(r#"{"kind":"a"}"#).accepted);
         assert!(r.recognize("null").accepted);
+    }
+
+    /// The rest of the schema narrows a branch's property without hiding the branch's
+    /// values: `{"type": "string"}` beside each branch's `enum` still tells the branches
+    /// apart, and `oneOf` is enforced by the grammar. (Merged as JSON, the property was
+    /// one `allOf` whose values nobody read.)
+    #[test]
+    fn one_of_told_apart_through_a_property_the_rest_also_constrains() {
+        let branch =
+            |tag: &str| json!({"properties": {"kind": {"enum": [tag]}}, "required": ["kind"]});
+        let schema = json!({
+            "type": "object",
+            "properties": {"kind": {"type": "string"}, "n": {"type": "integer"}},
+            "oneOf": [branch("a"), branch("b")]
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        assert!(!compiled.needs_validation(), "{:?}", compiled.diagnostics);
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        assert!(r.recognize(r#"{"kind":"b","n":3}"#).accepted);
+        for refused in [r#"{"kind":"c"}"#, r#"{"n":3}"#, r#"{"kind":"a","n":"x"}"#] {
+            assert!(!r.recognize(refused).accepted, "{refused}");
+        }
+    }
+
+    /// A keyword beside a `$ref` and one in its target are each reported where they were
+    /// written (not both at `/$ref`).
+    #[test]
+    fn keywords_beside_a_ref_and_in_its_target_keep_their_places() {
+        let schema = json!({
+            "$ref": "#/$defs/s",
+            "not": {"minLength": 3},
+            "$defs": {"s": {"type": "string", "not": {"maxLength": 1}}}
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        let mut places: Vec<&str> = compiled
+            .diagnostics
+            .iter()
+            .map(|d| d.pointer.as_str())
+            .collect();
+        places.sort_unstable();
+        assert_eq!(places, ["/$defs/s/not", "/not"]);
     }
 
     /// A `#…` reference kept as written (not made absolute) must still mean the place
