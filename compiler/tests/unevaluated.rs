@@ -55,7 +55,11 @@ fn positional_items_of_different_lengths_merge_position_by_position() {
         "allOf": [{"prefixItems": [true, {"type": "number"}]}],
         "unevaluatedItems": false
     });
-    accepts_every_valid_value(&schema, "allOf", &[json!(["a", 1]), json!(["a"])]);
+    accepts_every_valid_value(
+        &schema,
+        "unevaluatedItems",
+        &[json!(["a", 1]), json!(["a"])],
+    );
     assert!(!grammar_accepts(&schema, r#"["a","b"]"#));
 }
 
@@ -104,7 +108,7 @@ fn a_conflict_kept_from_one_side_leaves_the_other_sides_items_free() {
         "allOf": [{"items": [true, {"type": "number"}]}],
         "unevaluatedItems": false
     });
-    accepts_every_valid_value(&schema, "allOf", &[json!(["a", 1])]);
+    accepts_every_valid_value(&schema, "unevaluatedItems", &[json!(["a", 1])]);
 }
 
 #[test]

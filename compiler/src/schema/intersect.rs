@@ -386,7 +386,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::recognize::Recognizer;
-    use crate::schema::{compile, KeywordStatus, Options};
+    use crate::schema::canon::canonical_text;
+    use crate::schema::document::Document;
+    use crate::schema::{compile, CompileError, KeywordStatus, Options};
 
     /// Compiles `schema`, which must leave nothing to validation, and checks that its
     /// grammar accepts exactly the `texts` the `jsonschema` validator accepts.
@@ -445,8 +447,60 @@ mod tests {
         );
     }
 
-    /// A conflict names where each side wrote the keyword; a keyword inside a member is
-    /// reported where the member wrote it.
+    /// An `allOf` inside an `allOf` member, and the members that are references alone,
+    /// join one intersection: the bounds and steps of four places meet exactly.
+    #[test]
+    fn nested_all_of_members_and_references_join_one_intersection() {
+        decides_exactly(
+            json!({
+                "type": "integer",
+                "allOf": [
+                    {"allOf": [{"$ref": "#/$defs/low"}, {"$ref": "#/$defs/high"}]},
+                    {"$ref": "#/$defs/even"}
+                ],
+                "$defs": {
+                    "low": {"minimum": 1},
+                    "high": {"maximum": 9},
+                    "even": {"allOf": [{"multipleOf": 2}]}
+                }
+            }),
+            &["2", "8", "0", "10", "3", "-2"],
+        );
+    }
+
+    /// The properties of a nested `allOf` come after those of every member of the outer
+    /// one, in the grammar as in the canonical text (the order a merge meets them).
+    #[test]
+    fn nested_members_declare_their_properties_after_the_outer_members() {
+        let schema = json!({"type": "object", "allOf": [
+            {"allOf": [{"properties": {"a": {"type": "integer"}}}]},
+            {"properties": {"b": {"type": "integer"}}}
+        ]});
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        let recognizer = Recognizer::new(&compiled.grammar).unwrap();
+        let doc = Document::from_input(&schema, None).unwrap();
+        let text = canonical_text(&json!({"a": 1, "b": 2}), &doc);
+        assert_eq!(text, r#"{"b":2,"a":1}"#);
+        assert!(recognizer.recognize(&text).accepted, "{}", compiled.grammar);
+    }
+
+    /// A member that reaches its own schema again through a reference is kept whole, not
+    /// flattened without end: the cycle (with no base case) is then reported.
+    #[test]
+    fn a_member_reached_again_through_a_reference_ends_in_an_error_not_a_loop() {
+        let schema = json!({
+            "$defs": {"t": {"allOf": [{"$ref": "#/$defs/t"}, {"type": "string"}]}},
+            "$ref": "#/$defs/t"
+        });
+        let error = compile(&schema, &Options::default()).unwrap_err();
+        assert!(
+            matches!(error, CompileError::Unsatisfiable { .. }),
+            "{error}"
+        );
+    }
+
+    /// A conflict is reported at the first side's keyword and names where each side wrote
+    /// it; a keyword inside a member is reported where the member wrote it.
     #[test]
     fn diagnostics_name_the_places_written() {
         let schema = json!({"type": "string", "allOf": [
@@ -457,9 +511,9 @@ mod tests {
         let conflict = compiled
             .diagnostics
             .iter()
-            .find(|d| d.keyword == "allOf")
+            .find(|d| d.keyword == "pattern")
             .unwrap();
-        assert_eq!(conflict.pointer, "/allOf");
+        assert_eq!(conflict.pointer, "/allOf/0/pattern");
         assert!(
             conflict.message.contains("/allOf/0/pattern")
                 && conflict.message.contains("/allOf/1/pattern"),

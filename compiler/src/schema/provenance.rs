@@ -15,8 +15,7 @@ use super::merge::Merged;
 
 /// For each keyword of a schema object (as a JSON pointer token), where it was written;
 /// `None` for a keyword whose value the merge made from several places. A key of two
-/// tokens (`allOf/1`) names one member of a keyword made up from members written
-/// apart ([`members_written_at`]).
+/// tokens (`properties/a`) names one schema of a keyword the merge combined.
 pub type Origins = FxHashMap<String, Option<Location>>;
 
 /// A merged schema object being compiled.
@@ -35,17 +34,6 @@ pub fn written_at(map: &Map<String, Value>, at: &Location) -> Origins {
     map.keys()
         .map(|key| (escape_token(key).into_owned(), Some(at.child(key))))
         .collect()
-}
-
-/// The origins of `{"allOf": members}`, made up from schemas written at `places`.
-pub fn members_written_at<'l>(places: impl IntoIterator<Item = &'l Location>) -> Origins {
-    let mut origins: Origins = places
-        .into_iter()
-        .enumerate()
-        .map(|(i, place)| (format!("allOf/{i}"), Some(place.clone())))
-        .collect();
-    origins.insert("allOf".to_string(), None);
-    origins
 }
 
 /// Keywords whose value is an object of schemas by name: when a merge combines one, each
@@ -269,26 +257,6 @@ mod tests {
                 ("/properties/x/type", "/allOf/0/properties/x/type"),
                 ("/properties/y/type", "/allOf/1/properties/y/type"),
                 ("/minProperties", "/allOf/2/minProperties"),
-            ],
-        );
-    }
-
-    #[test]
-    fn members_of_a_made_up_all_of_lead_to_where_each_was_written() {
-        let sites = [MergeSite {
-            at: at("/properties/a"),
-            origins: members_written_at(&[at("/properties/a"), at("/patternProperties/^a")]),
-            combined_at: at("/properties/a"),
-        }];
-        assert_leads(
-            &sites,
-            &[
-                (
-                    "/properties/a/allOf/1/format",
-                    "/patternProperties/^a/format",
-                ),
-                ("/properties/a/allOf/0", "/properties/a"),
-                ("/properties/a/allOf", "/properties/a"),
             ],
         );
     }

@@ -10,7 +10,7 @@ use crate::gbnf::Expr;
 use crate::schema::document::Location;
 use crate::schema::intersect::{intersect, Conflict};
 use crate::schema::ir::{JsonType, PlainSchema, Subschema, Types, Written};
-use crate::schema::keywords::{is_assertion, APPLICATORS, EVALUATING, TRUE, UNEVALUATED};
+use crate::schema::keywords::{is_assertion, APPLICATORS, EVALUATING, UNEVALUATED};
 use crate::schema::lookup::Lookup;
 use crate::schema::merge::{self, merge_owned, restricts};
 use crate::schema::provenance::{self, MergeSite, Origins};
@@ -20,6 +20,9 @@ use crate::schema::{arrays, disjoint, literals, objects, read, scalars, CompileE
 pub(super) fn is_plain(map: &Map<String, Value>) -> bool {
     !COMBINATORS.iter().any(|key| map.has(key))
 }
+
+/// How many `allOf`s inside `allOf` members are flattened into one intersection.
+const MAX_FLATTENED: usize = 32;
 
 /// The keywords [`Emitter::object_schema`] handles before reading a schema whole.
 const COMBINATORS: [&str; 6] = [
@@ -109,35 +112,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
             let rest = without(map, "allOf");
-            let mut members = Vec::with_capacity(items.len());
-            let mut inlined = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                let item_at = at.child("allOf").index(i);
-                match item {
-                    Value::Bool(true) => {}
-                    Value::Bool(false) => {
-                        return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
-                    }
-                    Value::Object(m) => {
-                        if let Some(target) = self.inline_target(m, &item_at) {
-                            inlined.push(target);
-                        }
-                        members.push(self.absolutize(m, &item_at)?);
-                    }
-                    _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
-                }
-            }
-            // While the intersection compiles, the targets inlined into it must not be
-            // inlined again (a reference back to them stays a reference).
-            let depth = self.inlining.len();
-            self.inlining.extend(inlined);
-            let result = if is_plain(&rest) && members.iter().all(|(member, _)| is_plain(member)) {
-                self.intersected(&rest, &members, at, "allOf")
-            } else {
-                self.merged_members(rest, &members, at)
-            };
-            self.inlining.truncate(depth);
-            return result;
+            let items = items.iter().enumerate();
+            let items = items.map(|(i, item)| (item, at.child("allOf").index(i)));
+            return self.all_of(rest, items, at, at.child("allOf"));
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(branches) = map.kw(key) {
@@ -147,30 +124,113 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         self.plain(map, at)
     }
 
-    /// `rest` (at `at`) and the `members` it is intersected with by `keyword` (`allOf`, or
-    /// the target of a `$ref`; each with where it was written), none with combinators:
-    /// read, intersected, lowered.
+    /// Values valid under `rest` (at `at`) and every one of the `allOf` members `items`
+    /// (each with where it was written): intersected as typed schemas where none of them
+    /// holds combinators, else merged as JSON (a keyword the merge combines is reported at
+    /// `combined_at`).
+    fn all_of<'v>(
+        &mut self,
+        rest: Map<String, Value>,
+        items: impl IntoIterator<Item = (&'v Value, Location)>,
+        at: &Location,
+        combined_at: Location,
+    ) -> Result<Expr, CompileError>
+    where
+        'r: 'v,
+    {
+        let mut members = Vec::new();
+        let mut inlined = Vec::new();
+        let items = items.into_iter().collect();
+        self.all_of_members(items, &mut members, &mut inlined)?;
+        // While the intersection compiles, the targets inlined into it must not be
+        // inlined again (a reference back to them stays a reference).
+        let depth = self.inlining.len();
+        self.inlining.extend(inlined);
+        let result = if is_plain(&rest) && members.iter().all(|(member, _)| is_plain(member)) {
+            self.intersected(&rest, &members, at)
+        } else {
+            self.merged_members(rest, &members, at, combined_at)
+        };
+        self.inlining.truncate(depth);
+        result
+    }
+
+    /// Pushes onto `members` the schema objects that must all hold for the `allOf` members
+    /// `items` (each with where it was written): `true` is left out, a reference alone is
+    /// its target inlined (the target pushed onto `inlined`), and a member's own `allOf`
+    /// is flattened: the member's other keywords in its place, its members after every
+    /// member of this level (the order in which a merge meets them, and `canon` with it).
+    /// A member reached again through a reference is kept whole.
+    fn all_of_members<'v>(
+        &mut self,
+        items: Vec<(&'v Value, Location)>,
+        members: &mut Vec<(Cow<'v, Map<String, Value>>, Location)>,
+        inlined: &mut Vec<Location>,
+    ) -> Result<(), CompileError>
+    where
+        'r: 'v,
+    {
+        let mut flattened = Vec::new();
+        let mut level = items;
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for (item, item_at) in level {
+                let object = match item {
+                    Value::Bool(true) => continue,
+                    Value::Bool(false) => {
+                        return Err(self.unsatisfiable(&item_at, "an `allOf` member is `false`"))
+                    }
+                    Value::Object(object) => object,
+                    _ => return Err(self.invalid(&item_at, "`allOf` members must be schemas")),
+                };
+                if let Some(target) = self.inline_target(object, &item_at) {
+                    inlined.push(target);
+                }
+                let (member, written) = self.absolutize(object, &item_at)?;
+                let nested = match member {
+                    Cow::Borrowed(borrowed)
+                        if flattened.len() < MAX_FLATTENED && !flattened.contains(&written) =>
+                    {
+                        let nested = borrowed.kw("allOf").and_then(Value::as_array);
+                        nested.map(|nested| (borrowed, nested))
+                    }
+                    _ => None,
+                };
+                let Some((borrowed, nested)) = nested else {
+                    members.push((member, written));
+                    continue;
+                };
+                self.explain_keywords(borrowed, &written, false);
+                members.push((Cow::Owned(without(borrowed, "allOf")), written.clone()));
+                let places = (0..nested.len()).map(|i| written.child("allOf").index(i));
+                next.extend(nested.iter().zip(places));
+                flattened.push(written);
+            }
+            level = next;
+        }
+        Ok(())
+    }
+
+    /// `rest` (at `at`) and the `members` (each with where it was written), none with
+    /// combinators: read, intersected, lowered.
     pub(super) fn intersected(
         &mut self,
         rest: &Map<String, Value>,
         members: &[(Cow<'_, Map<String, Value>>, Location)],
         at: &Location,
-        keyword: &str,
     ) -> Result<Expr, CompileError> {
         let first = self.read_plain(rest, at)?;
-        let schema = self.intersect_members(first, members, at, keyword)?;
+        let schema = self.intersect_members(first, members)?;
         self.lower_plain(&schema, at)
     }
 
     /// `first` intersected with each of `members` (schema objects without combinators,
-    /// each with where it was written) by `keyword` at `at`; what cannot be intersected
-    /// exactly is reported as validation-only.
+    /// each with where it was written); a keyword that cannot be intersected exactly is
+    /// reported validation-only where the first side wrote it.
     fn intersect_members<'s>(
         &mut self,
         first: PlainSchema<'s>,
         members: &'s [(Cow<'_, Map<String, Value>>, Location)],
-        at: &Location,
-        keyword: &str,
     ) -> Result<PlainSchema<'s>, CompileError> {
         let mut schema = first;
         let mut conflicts = Vec::new();
@@ -179,18 +239,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let side = self.read_plain(member, written)?;
             schema = intersect(schema, side, &mut conflicts);
         }
-        for Conflict {
-            keyword: both,
-            places,
-        } in conflicts
-        {
-            let places: Vec<String> = places.into_iter().map(|p| self.place(p)).collect();
-            self.validation_only(
-                at,
+        for Conflict { keyword, places } in conflicts {
+            let names: Vec<String> = places.iter().map(|p| self.place(p.clone())).collect();
+            self.validation_only_at(
+                &places[0],
                 keyword,
                 format!(
-                    "`{both}` ({}) cannot be intersected exactly",
-                    places.join(", ")
+                    "`{keyword}` ({}) cannot be intersected exactly",
+                    names.join(", ")
                 ),
             )?;
         }
@@ -204,13 +260,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         rest: Map<String, Value>,
         members: &[(Cow<'_, Map<String, Value>>, Location)],
         at: &Location,
+        combined_at: Location,
     ) -> Result<Expr, CompileError> {
         let mut origins = provenance::written_at(&rest, at);
         let mut merged = rest;
         for (member, written) in members {
             (merged, origins) = self.merge_at(merged, origins, member, written, at, "allOf")?;
         }
-        self.merged_schema(&merged, origins, at, at.child("allOf"))
+        self.merged_schema(&merged, origins, at, combined_at)
     }
 
     pub(super) fn merge_at(
@@ -270,8 +327,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 
     /// Values valid under every one of `members` (each a schema and where it was written),
-    /// compiled at `at`: intersected when none has a combinator, else as a made-up
-    /// `{"allOf": [..]}`.
+    /// compiled at `at`, as an `allOf` of them.
     ///
     /// # Errors
     /// See [`CompileError`].
@@ -283,24 +339,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if let [member] = members {
             return self.schema(member.value, &member.at);
         }
-        let plain: Option<Vec<_>> = members
+        let items = members
             .iter()
-            .filter(|member| member.value != &TRUE)
-            .map(|member| match member.value {
-                Value::Object(map) if is_plain(map) => {
-                    Some((Cow::Borrowed(map), member.at.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        if let Some(plain) = plain {
-            return self.intersected(&Map::new(), &plain, at, "allOf");
-        }
-        let schemas = members.iter().map(|member| member.value.clone());
-        let mut map = Map::new();
-        map.insert("allOf".to_string(), Value::Array(schemas.collect()));
-        let origins = provenance::members_written_at(members.iter().map(|member| &member.at));
-        self.merged_schema(&map, origins, at, at.clone())
+            .map(|member| (member.value, member.at.clone()));
+        self.all_of(Map::new(), items, at, at.clone())
     }
 
     /// The expression for values valid under `schema`, compiled where it was written.
@@ -405,7 +447,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 (Some(None) | None, _) => continue,
                 (Some(Some(branch)), Some(base_plain)) if is_plain(&branch.0) => {
                     let members = std::slice::from_ref(branch);
-                    let schema = self.intersect_members(base_plain.clone(), members, at, key)?;
+                    let schema = self.intersect_members(base_plain.clone(), members)?;
                     let result = self.lower_plain(&schema, &branch_at);
                     if one_of {
                         intersected.push(schema);

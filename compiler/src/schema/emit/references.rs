@@ -36,7 +36,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             Some(target_map) if is_plain(&rest) && is_plain(&target_map) => {
                 self.inlining.push(target.clone());
                 let members = [(target_map, target)];
-                let result = self.intersected(&rest, &members, at, keyword);
+                let result = self.intersected(&rest, &members, at);
                 self.inlining.pop();
                 result
             }
