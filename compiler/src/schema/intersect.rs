@@ -22,7 +22,7 @@ use super::numeric;
 pub struct Conflict {
     /// The keyword.
     pub keyword: &'static str,
-    /// Where each side wrote it.
+    /// Where each side wrote it (one place at least; the first is where it is reported).
     pub places: Vec<Location>,
 }
 

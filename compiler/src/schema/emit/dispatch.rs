@@ -2,6 +2,7 @@
 //! alternatives, `not`, `enum`/`const` as literals, and each `type` handed to its module.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
@@ -253,6 +254,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         Ok(schema)
     }
 
+    /// `rest` (at `at`) merged as JSON with each of `members` (each with where it was
+    /// written) for `keyword`, and where each keyword of the result came from.
+    fn merged_with(
+        &mut self,
+        rest: Map<String, Value>,
+        members: &[(Cow<'_, Map<String, Value>>, Location)],
+        at: &Location,
+        keyword: &str,
+    ) -> Result<(Map<String, Value>, Origins), CompileError> {
+        let mut origins = provenance::written_at(&rest, at);
+        let mut merged = rest;
+        for (member, written) in members {
+            (merged, origins) = self.merge_at(merged, origins, member, written, at, keyword)?;
+        }
+        Ok((merged, origins))
+    }
+
     /// `rest` (at `at`) and the `allOf` `members` (each with where it was written), some
     /// with combinators: merged as JSON, then compiled.
     fn merged_members(
@@ -262,11 +280,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
         combined_at: Location,
     ) -> Result<Expr, CompileError> {
-        let mut origins = provenance::written_at(&rest, at);
-        let mut merged = rest;
-        for (member, written) in members {
-            (merged, origins) = self.merge_at(merged, origins, member, written, at, "allOf")?;
-        }
+        let (merged, origins) = self.merged_with(rest, members, at, "allOf")?;
         self.merged_schema(&merged, origins, at, combined_at)
     }
 
@@ -413,21 +427,30 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             }
         }
         let one_of = key == "oneOf";
-        // Each branch as a schema object (`None` for `false`) with where it was written:
-        // what the rest is intersected with, and what `oneOf` tells apart.
-        let mut objects = Vec::with_capacity(branches.len());
+        // Each branch as the schema objects that must all hold (an `allOf` of one member:
+        // a reference alone inlined, its own `allOf`s flattened), with the targets inlined;
+        // `None` for a branch that accepts nothing. What the rest is intersected with, and
+        // what `oneOf` tells apart.
+        let mut branch_members = Vec::with_capacity(branches.len());
         if base_constrains || one_of {
             for (i, branch) in branches.iter().enumerate() {
                 let branch_at = at.child(key).index(i);
-                objects.push(match branch {
-                    Value::Bool(true) => Some((Cow::Owned(Map::new()), branch_at)),
-                    Value::Object(m) => Some(self.absolutize(m, &branch_at)?),
-                    Value::Bool(false) => None,
-                    _ if base_constrains => {
-                        return Err(self.invalid(&branch_at, "branches must be schemas"))
+                if !(branch.is_object() || branch.is_boolean()) {
+                    if base_constrains {
+                        return Err(self.invalid(&branch_at, "branches must be schemas"));
                     }
-                    _ => None,
-                });
+                    branch_members.push(None);
+                    continue;
+                }
+                let (mut members, mut inlined) = (Vec::new(), Vec::new());
+                let items = vec![(branch, branch_at)];
+                branch_members.push(
+                    match self.all_of_members(items, &mut members, &mut inlined) {
+                        Ok(()) => Some((members, inlined)),
+                        Err(CompileError::Unsatisfiable { .. }) => None,
+                        Err(e) => return Err(e),
+                    },
+                );
             }
         }
         let base_plain = if base_constrains && is_plain(&base) {
@@ -442,40 +465,39 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let mut merged_maps = Vec::new();
         for (i, branch) in branches.iter().enumerate() {
             let branch_at = at.child(key).index(i);
-            let result = match (objects.get(i), &base_plain) {
-                (_, _) if !base_constrains => self.schema(branch, &branch_at),
-                (Some(None) | None, _) => continue,
-                (Some(Some(branch)), Some(base_plain)) if is_plain(&branch.0) => {
-                    let members = std::slice::from_ref(branch);
-                    let schema = self.intersect_members(base_plain.clone(), members)?;
-                    let result = self.lower_plain(&schema, &branch_at);
-                    if one_of {
-                        intersected.push(schema);
-                    }
-                    result
-                }
-                (Some(Some((object, written))), _) => {
-                    let (merged, origins) = self.merge_at(
-                        base.clone(),
-                        provenance::written_at(&base, at),
-                        object,
-                        written,
-                        at,
-                        key,
-                    )?;
-                    let result =
-                        self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
-                    if one_of {
-                        merged_maps.push(merged);
-                    }
-                    result
-                }
-            };
-            match result {
-                Ok(expr) => arms.push(expr),
-                Err(CompileError::Unsatisfiable { .. }) => {}
-                Err(e) => return Err(e),
+            if !base_constrains {
+                arms.extend(arm(self.schema(branch, &branch_at))?);
+                continue;
             }
+            let Some(Some((members, inlined))) = branch_members.get(i) else {
+                continue;
+            };
+            // While the branch compiles, the targets inlined into it are not inlined again.
+            let depth = self.inlining.len();
+            self.inlining.extend(inlined.iter().cloned());
+            let result = match &base_plain {
+                Some(base_plain) if members.iter().all(|(member, _)| is_plain(member)) => self
+                    .intersect_members(base_plain.clone(), members)
+                    .and_then(|schema| {
+                        let result = self.lower_plain(&schema, &branch_at);
+                        if one_of {
+                            intersected.push(schema);
+                        }
+                        result
+                    }),
+                _ => self.merged_with(base.clone(), members, at, key).and_then(
+                    |(merged, origins)| {
+                        let result =
+                            self.merged_schema(&merged, origins, &branch_at, branch_at.clone());
+                        if one_of {
+                            merged_maps.push(merged);
+                        }
+                        result
+                    },
+                ),
+            };
+            self.inlining.truncate(depth);
+            arms.extend(arm(result)?);
         }
         if arms.is_empty() {
             return Err(self.unsatisfiable(
@@ -484,23 +506,21 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             ));
         }
         if one_of {
-            // Without a base, the branches as written; else those intersected, and those
-            // merged as JSON (compiled already, so they read).
-            let as_json: Vec<(&Map<String, Value>, &Location)> = if base_constrains {
-                merged_maps.iter().map(|merged| (merged, at)).collect()
+            // Without a base, each branch's members read and intersected (a conflict keeps
+            // one side: more values, never fewer); else the branches intersected, and
+            // those merged as JSON (compiled already, so they read).
+            let read: Option<Vec<PlainSchema<'_>>> = if base_constrains {
+                let merged = merged_maps
+                    .iter()
+                    .map(|merged| read::plain(merged, at).ok());
+                merged.chain(intersected.into_iter().map(Some)).collect()
             } else {
-                let written = objects.iter().flatten();
-                written.map(|(object, place)| (&**object, place)).collect()
+                let written = branch_members.iter().flatten();
+                written
+                    .map(|(members, _)| read_together(members, at))
+                    .collect()
             };
-            let mut read = intersected;
-            let mut proved = true;
-            for (object, place) in as_json {
-                match read::plain(object, place) {
-                    Ok(schema) => read.push(schema),
-                    Err(_) => proved = false,
-                }
-            }
-            if !(proved && disjoint::pairwise(&read)) {
+            if !read.is_some_and(|read| disjoint::pairwise(&read)) {
                 self.validation_only(
                     at,
                     "oneOf",
@@ -617,5 +637,34 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 "a general `not` is checked after generation",
             ),
         }
+    }
+}
+
+/// The plain keywords of `members` (each with where it was written; none: `{}` at `at`),
+/// read and intersected, a conflict keeping the first side's keyword (so the result
+/// accepts all the members accept together, perhaps more); `None` when one does not read.
+fn read_together<'s>(
+    members: &'s [(Cow<'_, Map<String, Value>>, Location)],
+    at: &Location,
+) -> Option<PlainSchema<'s>> {
+    static NOTHING_WRITTEN: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+    let mut read = members
+        .iter()
+        .map(|(member, written)| read::plain(member, written).ok());
+    let first = match read.next() {
+        Some(first) => first?,
+        None => read::plain(&NOTHING_WRITTEN, at).ok()?,
+    };
+    read.try_fold(first, |schema, side| {
+        Some(intersect(schema, side?, &mut Vec::new()))
+    })
+}
+
+/// An alternative's expression, if it accepts anything.
+fn arm(result: Result<Expr, CompileError>) -> Result<Option<Expr>, CompileError> {
+    match result {
+        Ok(expr) => Ok(Some(expr)),
+        Err(CompileError::Unsatisfiable { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }

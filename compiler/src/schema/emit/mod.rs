@@ -424,6 +424,37 @@ mod tests {
         }
     }
 
+    /// A schema referred to from inside a branch it inlined is a rule of its own: there
+    /// the branch is inlined again and meets the keywords beside it, rather than being
+    /// taken for a recursive reference whose siblings are left to validation.
+    #[test]
+    fn a_rule_reached_from_an_inlined_branch_inlines_that_branch_again() {
+        let schema = json!({
+            "type": "object",
+            "required": ["kind"],
+            "properties": {"kind": {"type": "string"}, "tag": {"type": "integer"}},
+            "oneOf": [{"$ref": "#/$defs/group"}, {"$ref": "#/$defs/leaf"}],
+            "$defs": {
+                "group": {
+                    "required": ["children"],
+                    "properties": {
+                        "kind": {"enum": ["group"]},
+                        "children": {"type": "array", "items": {"$ref": "#"}}
+                    }
+                },
+                "leaf": {"properties": {"kind": {"enum": ["leaf"]}}}
+            }
+        });
+        let compiled = compile(&schema, &Options::default()).unwrap();
+        assert!(!compiled.needs_validation(), "{:?}", compiled.diagnostics);
+        let r = Recognizer::new(&compiled.grammar).unwrap();
+        let nested =
+            r#"{"kind":"group","tag":1,"children":[{"kind":"group","tag":2,"children":[]}]}"#;
+        assert!(r.recognize(nested).accepted, "{}", compiled.grammar);
+        let untyped = r#"{"kind":"group","children":[{"kind":"group","tag":"x","children":[]}]}"#;
+        assert!(!r.recognize(untyped).accepted);
+    }
+
     /// A keyword beside a `$ref` and one in its target are each reported where they were
     /// written (not both at `/$ref`).
     #[test]

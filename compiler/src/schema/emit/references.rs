@@ -220,10 +220,14 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .as_deref()
             .and_then(|s| at(s, target))
             .unwrap_or(&TRUE);
-        // The target is read where it was written: no merge's made-up places apply.
+        // The target is read where it was written: no merge's made-up places apply. It is
+        // a rule of its own, so what the referring expression inlined may be inlined in it
+        // again (a reference back to the target itself is this rule, by name).
         let merges = std::mem::take(&mut self.merges);
+        let inlining = std::mem::take(&mut self.inlining);
         let body = self.schema(schema, target);
         self.merges = merges;
+        self.inlining = inlining;
         let body = match body {
             Ok(body) => body,
             Err(err) => {
