@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
-use super::ir::{JsonType, PlainSchema, Subschema, Types};
+use super::ir::{JsonType, PlainSchema, Subschema, Types, Written};
 use super::lookup::Lookup;
 use super::merge::json_equal;
+use super::read;
 
 /// Are the branches (each read as a [`PlainSchema`]; combinators left out) pairwise
 /// provably disjoint?
@@ -47,24 +48,21 @@ fn disjoint(a: &PlainSchema<'_>, b: &PlainSchema<'_>) -> bool {
 /// Does some member of `a` list `const`/`enum` values that no member of `b` lists?
 fn literals_disjoint(a: &Subschema<'_>, b: &Subschema<'_>) -> bool {
     a.members().iter().any(|ma| {
-        b.members().iter().any(
-            |mb| match (literal_values(ma.value), literal_values(mb.value)) {
+        b.members()
+            .iter()
+            .any(|mb| match (literal_values(ma), literal_values(mb)) {
                 (Some(va), Some(vb)) => values_disjoint(&va, &vb),
                 _ => false,
-            },
-        )
+            })
     })
 }
 
-/// The values a schema's `const` (or else `enum`) lists.
-fn literal_values(schema: &Value) -> Option<Vec<&Value>> {
-    let map = schema.as_object()?;
-    if let Some(value) = map.kw("const") {
-        return Some(vec![value]);
-    }
-    map.kw("enum")
-        .and_then(Value::as_array)
-        .map(|values| values.iter().collect())
+/// The values a schema's `const`/`enum` allow, read as everywhere else
+/// ([`read::literals`]); `None` when it writes neither (or they do not read).
+fn literal_values<'v>(schema: &Written<&'v Value>) -> Option<Vec<&'v Value>> {
+    let map = schema.value.as_object()?;
+    let written = map.has("const") || map.has("enum");
+    written.then(|| read::literals(map, &schema.at).ok())?
 }
 
 /// Does no value of `a` equal one of `b`?

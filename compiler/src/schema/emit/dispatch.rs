@@ -444,13 +444,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 }
                 let (mut members, mut inlined) = (Vec::new(), Vec::new());
                 let items = vec![(branch, branch_at)];
-                branch_members.push(
-                    match self.all_of_members(items, &mut members, &mut inlined) {
-                        Ok(()) => Some((members, inlined)),
-                        Err(CompileError::Unsatisfiable { .. }) => None,
-                        Err(e) => return Err(e),
-                    },
-                );
+                let collected = self.all_of_members(items, &mut members, &mut inlined);
+                branch_members.push(accepting(collected)?.map(|()| (members, inlined)));
             }
         }
         let base_plain = if base_constrains && is_plain(&base) {
@@ -466,7 +461,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         for (i, branch) in branches.iter().enumerate() {
             let branch_at = at.child(key).index(i);
             if !base_constrains {
-                arms.extend(arm(self.schema(branch, &branch_at))?);
+                arms.extend(accepting(self.schema(branch, &branch_at))?);
                 continue;
             }
             let Some(Some((members, inlined))) = branch_members.get(i) else {
@@ -497,7 +492,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 ),
             };
             self.inlining.truncate(depth);
-            arms.extend(arm(result)?);
+            arms.extend(accepting(result)?);
         }
         if arms.is_empty() {
             return Err(self.unsatisfiable(
@@ -660,10 +655,10 @@ fn read_together<'s>(
     })
 }
 
-/// An alternative's expression, if it accepts anything.
-fn arm(result: Result<Expr, CompileError>) -> Result<Option<Expr>, CompileError> {
+/// What an alternative's `result` gave, or `None` when the alternative accepts nothing.
+fn accepting<T>(result: Result<T, CompileError>) -> Result<Option<T>, CompileError> {
     match result {
-        Ok(expr) => Ok(Some(expr)),
+        Ok(value) => Ok(Some(value)),
         Err(CompileError::Unsatisfiable { .. }) => Ok(None),
         Err(e) => Err(e),
     }
