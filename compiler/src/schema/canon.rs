@@ -149,7 +149,7 @@ fn write(
             .chain(map.kw("const").cloned());
         for member in members {
             if matches!(member, Value::Object(_) | Value::Array(_))
-                && super::merge::json_equal(&member, value)
+                && super::numeric::value::json_equal(&member, value)
             {
                 out.push_str(&canonical_text_of(&member, &map));
                 return;
@@ -375,7 +375,7 @@ fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bo
         let Some(value) = members.get(name) else {
             return true;
         };
-        let equal = |v: &Value| super::merge::json_equal(v, value);
+        let equal = |v: &Value| super::numeric::value::json_equal(v, value);
         let pattern_ok = match (schema.kw("pattern").and_then(Value::as_str), value) {
             (Some(pattern), Value::String(text)) => pattern_matches(pattern, text) != Some(false),
             _ => true,

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::ir::{JsonType, PlainSchema, Subschema, Types, Written};
 use super::lookup::Lookup;
-use super::merge::json_equal;
+use super::numeric::value::json_equal;
 use super::read;
 
 /// Are the branches (each read as a [`PlainSchema`]; combinators left out) pairwise

@@ -13,8 +13,8 @@ use super::ir::{
     ArraySchema, Keyed, Literals, NumberSchema, ObjectSchema, PlainSchema, StringSchema, Subschema,
     Written,
 };
-use super::merge::json_equal;
 use super::numeric;
+use super::numeric::value::json_equal;
 
 /// A keyword that both sides (or, for the `unevaluated*` keywords, either side) write and
 /// that the intersection cannot hold exactly.

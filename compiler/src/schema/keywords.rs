@@ -2,7 +2,7 @@
 //! annotations, the seven type names, and which keywords evaluate what `unevaluated*`
 //! applies to.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Keywords that only annotate: they constrain nothing.
 pub const ANNOTATIONS: &[&str] = &[
@@ -231,6 +231,11 @@ pub const APPLICATORS: [&str; 7] = [
     "if",
     "dependencies",
 ];
+
+/// Does `map` hold `key` with a schema other than `true` (one that restricts anything)?
+pub fn restricts(map: &Map<String, Value>, key: &str) -> bool {
+    map.get(key).is_some_and(|v| v != &TRUE)
+}
 
 #[cfg(test)]
 mod tests {

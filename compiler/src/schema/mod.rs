@@ -30,10 +30,8 @@ mod ir;
 mod keywords;
 mod literals;
 mod lookup;
-mod merge;
 pub mod numeric;
 mod objects;
-mod provenance;
 mod read;
 mod scalars;
 

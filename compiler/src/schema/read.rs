@@ -12,8 +12,8 @@ use super::ir::{
 };
 use super::keywords::{self, TYPES};
 use super::lookup::Lookup;
-use super::merge::json_equal;
 use super::numeric;
+use super::numeric::value::json_equal;
 
 /// The shape error for the value of `key` in the schema at `at`.
 fn shape(at: &Location, key: &str, message: String) -> ShapeError {

@@ -1,7 +1,7 @@
 //! Lowering schemas to GBNF rules.
 //!
-//! The [`Emitter`] walks a schema: it inlines `$ref` siblings and `allOf` by merging,
-//! turns `anyOf`/`oneOf` into alternatives, `enum`/`const` into literal canonical texts,
+//! The [`Emitter`] walks a schema: it intersects `allOf` members and a `$ref`'s target
+//! with its siblings, distributes `anyOf`/`oneOf` into alternatives, `enum`/`const` into literal canonical texts,
 //! and dispatches each allowed `type` to [`super::objects`], [`super::arrays`] or
 //! [`super::scalars`]. Every `$ref` target becomes one named rule (so recursion works);
 //! shared building blocks (`value`, `string`, `number`, …) are emitted once under stable
@@ -18,11 +18,11 @@ use super::blocks;
 use super::document::{at, Document, Location};
 use super::ir::ShapeError;
 use super::keywords::{self, Kind, TRUE};
-use super::provenance::{self, MergeSite};
 use super::{CompileError, Compiled, KeywordStatus, Options, SchemaDiagnostic};
 use crate::gbnf::ast::CompactString;
 use crate::gbnf::{self, CheckedGrammar, Expr, Grammar, Rule};
 
+mod conjunctions;
 mod dispatch;
 mod names;
 mod references;
@@ -59,10 +59,8 @@ pub struct Emitter<'d, 'r, 'o> {
     hints: FxHashMap<String, String>,
     /// The rule made for each `pattern` compiled, so a repeated pattern shares it.
     pattern_rules: FxHashMap<String, Expr>,
+    /// The reference targets being inlined into the expression being built.
     inlining: Vec<Location>,
-    /// The merged schema objects being compiled, outermost first: diagnostics inside
-    /// them are led back to where their keywords were written.
-    merges: Vec<MergeSite>,
     depth: usize,
 }
 
@@ -85,7 +83,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             hints: FxHashMap::default(),
             pattern_rules: FxHashMap::default(),
             inlining: Vec::new(),
-            merges: Vec::new(),
             depth: 0,
         }
     }
@@ -183,15 +180,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         self.note(pointer, keyword, KeywordStatus::Restricted, message.into());
     }
 
-    /// How a diagnostic names `at`: the pointer (and document) where the user wrote it,
-    /// also inside a schema made by merging ([`provenance`]).
+    /// How a diagnostic names `at`: the pointer (and document) where the user wrote it.
     fn place(&self, at: Location) -> String {
-        let written = if self.merges.is_empty() {
-            at
-        } else {
-            provenance::original(&self.merges, at)
-        };
-        written.into_description(self.doc)
+        at.into_description(self.doc)
     }
 
     fn note(&mut self, pointer: String, keyword: &str, status: KeywordStatus, message: String) {

@@ -6,57 +6,37 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::dispatch::is_plain;
+use super::conjunctions::MAX_DISTRIBUTED;
 use super::Emitter;
 use crate::gbnf::Expr;
 use crate::schema::document::{at, Document, Location, Source};
 use crate::schema::keywords::{is_annotation, is_assertion, TRUE};
 use crate::schema::lookup::Lookup;
-use crate::schema::provenance;
 use crate::schema::CompileError;
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     /// The values valid under both `rest` (the keywords beside the reference, at `at`) and
-    /// the schema that `reference`, written as `keyword` (`$ref`, or a dynamic reference
-    /// resolved statically), points at: the target's rule alone when nothing beside it
-    /// constrains, else the two intersected (the target inlined), or the target's rule
-    /// and the rest left to validation when the target is being inlined already.
+    /// the schema that `reference` (a `$ref`, or a dynamic reference resolved statically)
+    /// points at: the target's rule alone when nothing beside it constrains, else the two
+    /// as one conjunction (the target inlined, or its rule and the rest left to validation
+    /// when the target is being inlined already).
     pub(super) fn reference(
         &mut self,
         rest: Map<String, Value>,
         reference: &str,
-        keyword: &str,
         at: &Location,
     ) -> Result<Expr, CompileError> {
         let target = self.doc.resolve(at, reference)?;
         if !rest.keys().any(|k| is_assertion(k)) {
             return self.ref_rule(&target);
         }
-        match self.inline(&target)? {
-            Some(target_map) if is_plain(&rest) && is_plain(&target_map) => {
-                self.inlining.push(target.clone());
-                let members = [(target_map, target)];
-                let result = self.intersected(&rest, &members, at);
-                self.inlining.pop();
-                result
-            }
-            Some(target_map) => {
-                let rest_origins = provenance::written_at(&rest, at);
-                let (merged, origins) =
-                    self.merge_at(rest, rest_origins, &target_map, &target, at, keyword)?;
-                self.inlining.push(target);
-                let result = self.merged_schema(&merged, origins, at, at.child(keyword));
-                self.inlining.pop();
-                result
-            }
-            None => {
-                // Recursive: keep the reference, enforce the siblings by validation.
-                for key in rest.keys().filter(|k| is_assertion(k)) {
-                    self.validation_only(at, key, "beside a recursive `$ref`")?;
-                }
-                self.ref_rule(&target)
-            }
-        }
+        let alone = self.ref_alone(reference, at);
+        let level = vec![
+            (Cow::Owned(rest), at.clone()),
+            (Cow::Owned(alone), at.clone()),
+        ];
+        let (members, inlined) = self.conjuncts(level)?;
+        self.conjunction_inlined(members, inlined, at, MAX_DISTRIBUTED)
     }
 
     /// The reference a `$dynamicRef` written at `written` is resolved by. Its dynamic scope
@@ -85,34 +65,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         }
     }
 
-    /// `$ref` and `allOf` members may hold further `$ref`s relative to their own location;
-    /// merged elsewhere, those must be absolute. Returns the map with its own `$ref`
-    /// inlined when it is only a reference, and where the returned map was written
-    /// (`at`, or the inlined target).
-    pub(super) fn absolutize<'m>(
-        &mut self,
-        map: &'m Map<String, Value>,
-        at: &Location,
-    ) -> Result<(Cow<'m, Map<String, Value>>, Location), CompileError>
-    where
-        'r: 'm,
-    {
-        if let Some(reference) = map.kw("$ref").and_then(Value::as_str) {
-            if self.only_ref(map) {
-                let target = self.doc.resolve(at, reference)?;
-                if let Some(inlined) = self.inline(&target)? {
-                    return Ok((inlined, target));
-                }
-                if self.doc.ref_overrides_siblings {
-                    // Recursive: the reference alone, without the siblings it ignores.
-                    let alone = self.ref_alone(reference, at);
-                    return Ok((Cow::Owned(alone), at.clone()));
-                }
-            }
-        }
-        Ok((self.with_absolute_refs(map, at), at.clone()))
-    }
-
     /// Does the schema object `map` (holding a `$ref`) mean its reference alone? Up to
     /// draft-07 a `$ref` overrides its siblings; later, only annotations may be beside it.
     pub(super) fn only_ref(&self, map: &Map<String, Value>) -> bool {
@@ -123,20 +75,6 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     pub(super) fn ref_alone(&self, reference: &str, at: &Location) -> Map<String, Value> {
         let alone = Map::from_iter([("$ref".to_string(), Value::String(reference.to_string()))]);
         self.with_absolute_refs(&alone, at).into_owned()
-    }
-
-    /// The location a reference-only member would be inlined from, if any.
-    pub(super) fn inline_target(
-        &self,
-        map: &Map<String, Value>,
-        at: &Location,
-    ) -> Option<Location> {
-        let reference = map.kw("$ref").and_then(Value::as_str)?;
-        if !self.only_ref(map) {
-            return None;
-        }
-        let target = self.doc.resolve(at, reference).ok()?;
-        (!self.inlining.contains(&target)).then_some(target)
     }
 
     /// The schema at `target` with every nested `$ref` made absolute, or `None` if it is
@@ -220,13 +158,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             .as_deref()
             .and_then(|s| at(s, target))
             .unwrap_or(&TRUE);
-        // The target is read where it was written: no merge's made-up places apply. It is
-        // a rule of its own, so what the referring expression inlined may be inlined in it
-        // again (a reference back to the target itself is this rule, by name).
-        let merges = std::mem::take(&mut self.merges);
+        // The target is a rule of its own, so what the referring expression inlined may be
+        // inlined in it again (a reference back to the target itself is this rule, by name).
         let inlining = std::mem::take(&mut self.inlining);
         let body = self.schema(schema, target);
-        self.merges = merges;
         self.inlining = inlining;
         let body = match body {
             Ok(body) => body,

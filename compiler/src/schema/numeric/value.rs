@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use serde_json::Number;
+use serde_json::{Number, Value};
 
 use super::exact::Dec;
 use super::MAX_DIGITS;
@@ -163,6 +163,24 @@ fn shortest_layout(d: &Dec, integral_point: bool) -> String {
         out.push_str(&(point - 1).to_string());
     }
     out
+}
+
+/// Are `a` and `b` the same JSON value as JSON Schema compares them (`enum`, `const`,
+/// `uniqueItems`): numbers by value, whatever their spelling (`1` and `1.0` are equal),
+/// objects whatever their key order.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => equal(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 #[cfg(test)]
