@@ -14,7 +14,6 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use super::document::{Document, Location};
-use super::lookup::Lookup;
 use super::numeric;
 use crate::json_text::{encode_str, push_encoded_str};
 use crate::recognize::Recognizer;
@@ -50,7 +49,7 @@ pub fn number_text(n: &serde_json::Number) -> String {
 fn property_order(map: &Map<String, Value>) -> Vec<String> {
     let mut order: Vec<String> = Vec::new();
     let add = |m: &Map<String, Value>, order: &mut Vec<String>| {
-        if let Some(props) = m.kw("properties").and_then(Value::as_object) {
+        if let Some(props) = m.get("properties").and_then(Value::as_object) {
             for k in props.keys() {
                 if !order.contains(k) {
                     order.push(k.clone());
@@ -60,7 +59,7 @@ fn property_order(map: &Map<String, Value>) -> Vec<String> {
     };
     add(map, &mut order);
     for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in map.kw(key).and_then(Value::as_array).into_iter().flatten() {
+        for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
             if let Value::Object(b) = branch {
                 add(b, &mut order);
             }
@@ -141,12 +140,12 @@ fn write(
     // An `enum`/`const` member equal to the value: the grammar spells it as the member is.
     if let Some(Value::Object(map)) = schema.as_ref().and_then(|at| doc.get(at)) {
         let members = map
-            .kw("enum")
+            .get("enum")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
             .into_iter()
-            .chain(map.kw("const").cloned());
+            .chain(map.get("const").cloned());
         for member in members {
             if matches!(member, Value::Object(_) | Value::Array(_))
                 && super::numeric::value::json_equal(&member, value)
@@ -186,8 +185,10 @@ fn write(
 fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> {
     let value = doc.get(at)?;
     let map = value.as_object()?;
-    match map.kw("$ref").and_then(Value::as_str) {
-        Some(reference) if hops < 16 && (doc.ref_overrides_siblings || !map.has("properties")) => {
+    match map.get("$ref").and_then(Value::as_str) {
+        Some(reference)
+            if hops < 16 && (doc.ref_overrides_siblings || !map.contains_key("properties")) =>
+        {
             let target = doc.resolve(at, reference).ok()?;
             resolved(&target, doc, hops + 1)
         }
@@ -212,7 +213,7 @@ fn ordering(
     let merged = merged_parts(at, doc);
     for (part, map) in &merged {
         for key in map
-            .kw("properties")
+            .get("properties")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
@@ -229,7 +230,7 @@ fn ordering(
     if depth <= 8 {
         for (part, map) in &merged {
             for key in ["anyOf", "oneOf"] {
-                let count = map.kw(key).and_then(Value::as_array).map_or(0, Vec::len);
+                let count = map.get(key).and_then(Value::as_array).map_or(0, Vec::len);
                 let branches: Vec<Location> = (0..count)
                     .filter_map(|i| resolved(&part.child(key).index(i), doc, 0))
                     .collect();
@@ -252,8 +253,10 @@ fn ordering(
         }
     }
     if let Some((_, map)) = merged.first().filter(|(part, _)| part == at) {
-        let patterns = map.kw("patternProperties").and_then(Value::as_object);
-        let additional = map.kw("additionalProperties").is_some_and(Value::is_object);
+        let patterns = map.get("patternProperties").and_then(Value::as_object);
+        let additional = map
+            .get("additionalProperties")
+            .is_some_and(Value::is_object);
         for key in members.keys() {
             if children.iter().any(|(k, _)| k == key) {
                 continue;
@@ -330,11 +333,11 @@ fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<(Location, Map<String,
             continue;
         };
         let target = map
-            .kw("$ref")
+            .get("$ref")
             .and_then(Value::as_str)
             .and_then(|reference| doc.resolve(&part, reference).ok());
         let count = map
-            .kw("allOf")
+            .get("allOf")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         let members = (0..count).filter_map(|i| resolved(&part.child("allOf").index(i), doc, 0));
@@ -358,37 +361,37 @@ fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bo
     let Some(Value::Object(map)) = doc.get(at) else {
         return true;
     };
-    let type_ok = match map.kw("type") {
+    let type_ok = match map.get("type") {
         Some(Value::String(t)) => t == "object",
         Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
         _ => true,
     };
     let required_ok = map
-        .kw("required")
+        .get("required")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .all(|name| members.contains_key(name));
-    let properties = map.kw("properties").and_then(Value::as_object);
+    let properties = map.get("properties").and_then(Value::as_object);
     let literals_ok = properties.into_iter().flatten().all(|(name, schema)| {
         let Some(value) = members.get(name) else {
             return true;
         };
         let equal = |v: &Value| super::numeric::value::json_equal(v, value);
-        let pattern_ok = match (schema.kw("pattern").and_then(Value::as_str), value) {
+        let pattern_ok = match (schema.get("pattern").and_then(Value::as_str), value) {
             (Some(pattern), Value::String(text)) => pattern_matches(pattern, text) != Some(false),
             _ => true,
         };
         pattern_ok
-            && schema.kw("const").is_none_or(equal)
+            && schema.get("const").is_none_or(equal)
             && schema
-                .kw("enum")
+                .get("enum")
                 .and_then(Value::as_array)
                 .is_none_or(|options| options.iter().any(equal))
     });
-    let closed = map.kw("additionalProperties") == Some(&Value::Bool(false))
-        && !map.has("patternProperties");
+    let closed = map.get("additionalProperties") == Some(&Value::Bool(false))
+        && !map.contains_key("patternProperties");
     let keys_ok = !closed
         || members
             .keys()
@@ -411,20 +414,20 @@ fn item_schema_within(
 ) -> Option<Location> {
     let value = doc.get(at)?;
     let map = value.as_object()?;
-    let prefix_len = |key: &str| map.kw(key).and_then(Value::as_array).map(Vec::len);
+    let prefix_len = |key: &str| map.get(key).and_then(Value::as_array).map(Vec::len);
     if let Some(n) = prefix_len("prefixItems") {
         if index < n {
             return Some(at.child("prefixItems").index(index));
         }
-        return map.kw("items").map(|_| at.child("items"));
+        return map.get("items").map(|_| at.child("items"));
     }
-    match map.kw("items") {
+    match map.get("items") {
         Some(Value::Array(items)) if index < items.len() => {
             return Some(at.child("items").index(index))
         }
         Some(Value::Array(_)) => {
             return map
-                .kw("additionalItems")
+                .get("additionalItems")
                 .map(|_| at.child("additionalItems"))
         }
         Some(_) => return Some(at.child("items")),
@@ -435,7 +438,7 @@ fn item_schema_within(
     }
     ["allOf", "anyOf", "oneOf"]
         .into_iter()
-        .filter_map(|key| Some((key, map.kw(key)?.as_array()?.len())))
+        .filter_map(|key| Some((key, map.get(key)?.as_array()?.len())))
         .flat_map(|(key, len)| (0..len).map(move |i| at.child(key).index(i)))
         .filter_map(|branch| resolved(&branch, doc, 0))
         .filter(|branch| may_hold_arrays(branch, doc))
@@ -444,7 +447,7 @@ fn item_schema_within(
 
 /// `false` when the schema at `at` names types and `array` is not one of them.
 fn may_hold_arrays(at: &Location, doc: &Document<'_>) -> bool {
-    match doc.get(at).as_ref().and_then(|s| s.kw("type").cloned()) {
+    match doc.get(at).as_ref().and_then(|s| s.get("type").cloned()) {
         Some(Value::String(t)) => t == "array",
         Some(Value::Array(types)) => types.iter().any(|t| t == "array"),
         _ => true,

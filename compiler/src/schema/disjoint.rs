@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use super::ir::{JsonType, PlainSchema, Subschema, Types, Written};
-use super::lookup::Lookup;
 use super::numeric::value::json_equal;
 use super::read;
 
@@ -61,7 +60,7 @@ fn literals_disjoint(a: &Subschema<'_>, b: &Subschema<'_>) -> bool {
 /// ([`read::literals`]); `None` when it writes neither (or they do not read).
 fn literal_values<'v>(schema: &Written<&'v Value>) -> Option<Vec<&'v Value>> {
     let map = schema.value.as_object()?;
-    let written = map.has("const") || map.has("enum");
+    let written = map.contains_key("const") || map.contains_key("enum");
     written.then(|| read::literals(map, &schema.at).ok())?
 }
 

@@ -8,8 +8,6 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::lookup::Lookup;
-
 use super::document::Location;
 
 /// A keyword whose value has the wrong shape (`"minLength": -1`, `"pattern": 3`): the
@@ -236,7 +234,7 @@ impl<'s> Keyed<'s> {
     pub fn get(&self, name: &str) -> Option<Subschema<'s>> {
         match &self.entries {
             Entries::Written(map) => {
-                let schema = map.and_then(|map| map.kw(name))?;
+                let schema = map.and_then(|map| map.get(name))?;
                 Some(Subschema::written(schema, self.at.child(name)))
             }
             Entries::Merged(entries) => entries
@@ -249,7 +247,7 @@ impl<'s> Keyed<'s> {
     /// Whether `name` has a schema here.
     pub fn declares(&self, name: &str) -> bool {
         match &self.entries {
-            Entries::Written(map) => map.is_some_and(|map| map.has(name)),
+            Entries::Written(map) => map.is_some_and(|map| map.contains_key(name)),
             Entries::Merged(entries) => entries.iter().any(|(n, _)| *n == name),
         }
     }

@@ -29,7 +29,6 @@ mod intersect;
 mod ir;
 mod keywords;
 mod literals;
-mod lookup;
 pub mod numeric;
 mod objects;
 mod read;

@@ -11,7 +11,6 @@ use super::ir::{
     StringSchema, Subschema, Types, Written,
 };
 use super::keywords::{self, TYPES};
-use super::lookup::Lookup;
 use super::numeric;
 use super::numeric::value::json_equal;
 
@@ -33,7 +32,7 @@ fn written<T>(value: T, at: &Location, key: &str) -> Written<T> {
 
 /// The schema `key` holds in the schema at `at`, if it is written.
 fn subschema<'s>(map: &'s Map<String, Value>, key: &str, at: &Location) -> Option<Subschema<'s>> {
-    map.kw(key)
+    map.get(key)
         .map(|schema| Subschema::written(schema, at.child(key)))
 }
 
@@ -47,7 +46,7 @@ pub fn count(
     key: &str,
     at: &Location,
 ) -> Result<Option<Written<u64>>, ShapeError> {
-    let Some(value) = map.kw(key) else {
+    let Some(value) = map.get(key) else {
         return Ok(None);
     };
     match value.as_number().and_then(numeric::value::count) {
@@ -70,7 +69,7 @@ pub fn count(
 pub fn string(map: &Map<String, Value>, at: &Location) -> Result<StringSchema, ShapeError> {
     let min_length = count(map, "minLength", at)?;
     let max_length = count(map, "maxLength", at)?;
-    let pattern = match map.kw("pattern") {
+    let pattern = match map.get("pattern") {
         None => None,
         Some(Value::String(pattern)) => Some(written(pattern.clone(), at, "pattern")),
         Some(_) => {
@@ -78,7 +77,7 @@ pub fn string(map: &Map<String, Value>, at: &Location) -> Result<StringSchema, S
         }
     };
     let format = map
-        .kw("format")
+        .get("format")
         .and_then(Value::as_str)
         .map(|format| written(format.to_string(), at, "format"));
     Ok(StringSchema {
@@ -95,7 +94,7 @@ pub fn string(map: &Map<String, Value>, at: &Location) -> Result<StringSchema, S
 /// # Errors
 /// A bound that is not a number; a `multipleOf` that is not a number above 0.
 pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, ShapeError> {
-    let bound = |key: &str| match map.kw(key) {
+    let bound = |key: &str| match map.get(key) {
         None | Some(Value::Bool(_)) => Ok(None),
         Some(Value::Number(n)) => Ok(Some(written(n.clone(), at, key))),
         Some(_) => Err(shape(at, key, format!("`{key}` must be a number"))),
@@ -103,13 +102,13 @@ pub fn number(map: &Map<String, Value>, at: &Location) -> Result<NumberSchema, S
     let (mut minimum, mut maximum) = (bound("minimum")?, bound("maximum")?);
     let (mut exclusive_minimum, mut exclusive_maximum) =
         (bound("exclusiveMinimum")?, bound("exclusiveMaximum")?);
-    if map.kw("exclusiveMinimum") == Some(&Value::Bool(true)) {
+    if map.get("exclusiveMinimum") == Some(&Value::Bool(true)) {
         exclusive_minimum = minimum.take();
     }
-    if map.kw("exclusiveMaximum") == Some(&Value::Bool(true)) {
+    if map.get("exclusiveMaximum") == Some(&Value::Bool(true)) {
         exclusive_maximum = maximum.take();
     }
-    let multiple_of = match map.kw("multipleOf") {
+    let multiple_of = match map.get("multipleOf") {
         None => None,
         Some(Value::Number(step)) if numeric::value::sign(step) == Some(Ordering::Greater) => {
             Some(written(step.clone(), at, "multipleOf"))
@@ -142,7 +141,7 @@ pub fn array<'s>(
 ) -> Result<ArraySchema<'s>, ShapeError> {
     let sub = |key: &str| subschema(map, key, at);
     let (prefix_key, prefix, items): (_, &[Value], _) =
-        match (map.kw("prefixItems"), map.kw("items")) {
+        match (map.get("prefixItems"), map.get("items")) {
             (Some(Value::Array(prefix)), _) => ("prefixItems", prefix, sub("items")),
             (Some(_), _) => {
                 return Err(shape(
@@ -168,7 +167,7 @@ pub fn array<'s>(
         min_items: count(map, "minItems", at)?,
         max_items: count(map, "maxItems", at)?,
         unique_items: map
-            .kw("uniqueItems")
+            .get("uniqueItems")
             .filter(|v| *v != &Value::Bool(false))
             .map(|_| at.child("uniqueItems")),
         contains: sub("contains"),
@@ -185,13 +184,13 @@ pub fn object<'s>(
     at: &Location,
 ) -> Result<ObjectSchema<'s>, ShapeError> {
     let sub = |key: &str| subschema(map, key, at);
-    let keyed = |key: &str| match map.kw(key) {
+    let keyed = |key: &str| match map.get(key) {
         None => Ok(Keyed::new(None, at.child(key))),
         Some(Value::Object(schemas)) => Ok(Keyed::new(Some(schemas), at.child(key))),
         Some(_) => Err(shape(at, key, format!("`{key}` must be an object"))),
     };
     let properties = keyed("properties")?;
-    let required = match map.kw("required") {
+    let required = match map.get("required") {
         None => Vec::new(),
         Some(Value::Array(names)) => {
             let names = names.iter().filter_map(Value::as_str);
@@ -207,12 +206,12 @@ pub fn object<'s>(
     };
     let dependencies = ["dependentRequired", "dependentSchemas", "dependencies"]
         .into_iter()
-        .filter(|key| map.has(key))
+        .filter(|key| map.contains_key(*key))
         .map(|key| written(key, at, key))
         .collect();
-    let dependent_schemas = map.has("dependentSchemas")
+    let dependent_schemas = map.contains_key("dependentSchemas")
         || map
-            .kw("dependencies")
+            .get("dependencies")
             .and_then(Value::as_object)
             .is_some_and(|d| d.values().any(Value::is_object));
     Ok(ObjectSchema {
@@ -238,13 +237,13 @@ pub fn literals<'s>(
     map: &'s Map<String, Value>,
     at: &Location,
 ) -> Result<Vec<&'s Value>, ShapeError> {
-    let mut values: Vec<&Value> = match map.kw("enum") {
+    let mut values: Vec<&Value> = match map.get("enum") {
         None => Vec::new(),
         Some(Value::Array(values)) => values.iter().collect(),
         Some(_) => return Err(shape(at, "enum", "`enum` must be an array".into())),
     };
-    if let Some(only) = map.kw("const") {
-        if map.has("enum") {
+    if let Some(only) = map.get("const") {
+        if map.contains_key("enum") {
             values.retain(|v| json_equal(v, only));
         } else {
             values.push(only);
@@ -258,7 +257,7 @@ pub fn literals<'s>(
 /// # Errors
 /// A `type` that is not a type name or an array of them (with a hint for a misspelt name).
 pub fn types(map: &Map<String, Value>, at: &Location) -> Result<Types, ShapeError> {
-    let named: &[Value] = match map.kw("type") {
+    let named: &[Value] = match map.get("type") {
         None => return Ok(Types::all()),
         Some(one @ Value::String(_)) => std::slice::from_ref(one),
         Some(Value::Array(items)) => items,
@@ -301,12 +300,12 @@ pub fn plain<'s>(
     map: &'s Map<String, Value>,
     at: &Location,
 ) -> Result<PlainSchema<'s>, ShapeError> {
-    let if_at = map.has("if").then(|| at.child("if"));
+    let if_at = map.contains_key("if").then(|| at.child("if"));
     Ok(PlainSchema {
         types: types(map, at)?,
         literals: ["enum", "const"]
             .into_iter()
-            .find(|key| map.has(key))
+            .find(|key| map.contains_key(*key))
             .map(|key| {
                 Ok::<_, ShapeError>(Literals {
                     values: literals(map, at)?,
@@ -315,11 +314,11 @@ pub fn plain<'s>(
             })
             .transpose()?,
         not: map
-            .kw("not")
+            .get("not")
             .map(|not| written(not, at, "not"))
             .into_iter()
             .collect(),
-        conditional: if_at.is_some() && (map.has("then") || map.has("else")),
+        conditional: if_at.is_some() && (map.contains_key("then") || map.contains_key("else")),
         if_at,
         string: string(map, at)?,
         number: number(map, at)?,

@@ -10,7 +10,6 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 
-use super::lookup::Lookup;
 use super::{CompileError, RemoteResolver};
 
 mod uri;
@@ -143,7 +142,7 @@ impl<'r> Document<'r> {
         remote: Option<RemoteResolver<'r>>,
     ) -> Result<Self, CompileError> {
         let (schema, openai_strict) = unwrap_response_format(input)?;
-        let declared = schema.kw("$schema").and_then(Value::as_str).unwrap_or("");
+        let declared = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
         let draft4_or_older = declared.contains("draft-04") || declared.contains("draft-03");
         let draft7_or_older =
             draft4_or_older || declared.contains("draft-06") || declared.contains("draft-07");
@@ -246,10 +245,10 @@ impl<'r> Document<'r> {
         };
         let mut base = Cow::Borrowed(base);
         let id = map
-            .kw("$id")
+            .get("$id")
             .or_else(|| {
-                map.kw("id")
-                    .filter(|_| self.draft4_or_older && !map.has("$ref"))
+                map.get("id")
+                    .filter(|_| self.draft4_or_older && !map.contains_key("$ref"))
             })
             .and_then(Value::as_str);
         if let Some(id) = id {
@@ -268,7 +267,7 @@ impl<'r> Document<'r> {
             self.bases.borrow_mut().insert(at.clone(), base.to_string());
         }
         for key in ["$anchor", "$dynamicAnchor"] {
-            if let Some(anchor) = map.kw(key).and_then(Value::as_str) {
+            if let Some(anchor) = map.get(key).and_then(Value::as_str) {
                 self.add_anchor(&strip_fragment(&base), anchor, at)?;
             }
         }
@@ -474,17 +473,20 @@ fn unwrap_response_format(input: &Value) -> Result<(Source<'_>, bool), CompileEr
         pointer: "/type".to_string(),
         message: message.to_string(),
     };
-    match input.kw("type").and_then(Value::as_str) {
+    match input.get("type").and_then(Value::as_str) {
         Some("json_schema") => {
-            let inner = input.kw("json_schema").ok_or_else(|| CompileError::Invalid {
+            let inner = input.get("json_schema").ok_or_else(|| CompileError::Invalid {
                 pointer: "/json_schema".to_string(),
                 message: "a response_format of type json_schema needs a `json_schema` object with a `schema`".to_string(),
             })?;
-            let schema = match inner.kw("schema") {
+            let schema = match inner.get("schema") {
                 Some(schema) => Source::Input(schema),
                 None => Source::Loaded(Rc::new(Value::Bool(true))),
             };
-            let strict = inner.kw("strict").and_then(Value::as_bool).unwrap_or(false);
+            let strict = inner
+                .get("strict")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             Ok((schema, strict))
         }
         Some("json_object") => Ok((

@@ -5,8 +5,6 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::schema::lookup::Lookup;
-
 /// The value `pointer` (RFC 6901, `""` or `/`-separated tokens) names inside `value`.
 /// The same answers as [`Value::pointer`], without a `String` per token
 /// ([`unescape_token`] borrows a token without `~`).
@@ -18,7 +16,7 @@ pub(super) fn descend<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> 
     tokens.split('/').try_fold(value, |node, token| {
         let token = unescape_token(token);
         match node {
-            Value::Object(map) => map.kw(token.as_ref()),
+            Value::Object(map) => map.get(token.as_ref()),
             Value::Array(items) => array_index(&token).and_then(|i| items.get(i)),
             _ => None,
         }

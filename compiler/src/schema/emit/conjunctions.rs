@@ -15,7 +15,6 @@ use crate::schema::document::Location;
 use crate::schema::intersect::intersect;
 use crate::schema::ir::PlainSchema;
 use crate::schema::keywords::{is_assertion, APPLICATORS, EVALUATING, UNEVALUATED};
-use crate::schema::lookup::Lookup;
 use crate::schema::{disjoint, read, CompileError};
 
 /// A schema object that must hold, and where it was written.
@@ -41,7 +40,7 @@ const COMBINATORS: [&str; 6] = [
 
 /// Whether `map` has no combinator: it is read whole as a [`PlainSchema`].
 pub(super) fn is_plain(map: &Map<String, Value>) -> bool {
-    !COMBINATORS.iter().any(|key| map.has(key))
+    !COMBINATORS.iter().any(|key| map.contains_key(*key))
 }
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
@@ -110,7 +109,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             // A reference's target (and siblings) take its place in the level, in order.
             let mut pending: Vec<_> = level.into_iter().rev().collect();
             while let Some((map, written, from)) = pending.pop() {
-                let map = match map.kw("$ref") {
+                let map = match map.get("$ref") {
                     Some(reference) => {
                         let Some(reference) = reference.as_str() else {
                             let at = written.child("$ref");
@@ -140,11 +139,11 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                     }
                     None => map,
                 };
-                if flattened >= MAX_FLATTENED || !map.has("allOf") {
+                if flattened >= MAX_FLATTENED || !map.contains_key("allOf") {
                     members.push((map, written));
                     continue;
                 }
-                let Some(count) = map.kw("allOf").and_then(Value::as_array).map(Vec::len) else {
+                let Some(count) = map.get("allOf").and_then(Value::as_array).map(Vec::len) else {
                     let at = written.child("allOf");
                     return Err(self.invalid(&at, "`allOf` must be an array of schemas"));
                 };
@@ -153,8 +152,8 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 for i in 0..count {
                     let item_at = written.child("allOf").index(i);
                     let item = match &map {
-                        Cow::Borrowed(borrowed) => borrowed.kw("allOf").map(Cow::Borrowed),
-                        Cow::Owned(owned) => owned.kw("allOf").map(|all| Cow::Owned(all.clone())),
+                        Cow::Borrowed(borrowed) => borrowed.get("allOf").map(Cow::Borrowed),
+                        Cow::Owned(owned) => owned.get("allOf").map(|all| Cow::Owned(all.clone())),
                     };
                     let item = item.and_then(|all| match all {
                         Cow::Borrowed(all) => all.get(i).map(Cow::Borrowed),
@@ -200,18 +199,20 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         if members.iter().all(|(member, _)| is_plain(member)) {
             return self.intersected(&members, at);
         }
-        let recursive = members.iter().position(|(member, _)| member.has("$ref"));
+        let recursive = members
+            .iter()
+            .position(|(member, _)| member.contains_key("$ref"));
         if let Some(i) = recursive {
             self.left_to_validation(&members, i, "beside a recursive `$ref`")?;
             let (member, written) = &members[i];
-            let reference = member.kw("$ref").and_then(Value::as_str).unwrap_or("#");
+            let reference = member.get("$ref").and_then(Value::as_str).unwrap_or("#");
             let target = self.doc.resolve(written, reference)?;
             return self.ref_rule(&target);
         }
         let factor = members.iter().enumerate().find_map(|(i, (member, _))| {
             ["anyOf", "oneOf"]
                 .into_iter()
-                .find(|key| member.has(key))
+                .find(|key| member.contains_key(*key))
                 .map(|key| (i, key))
         });
         if let Some((i, key)) = factor {
@@ -259,7 +260,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         let mut product = 0usize;
         for (member, written) in &mut members {
             for key in ["anyOf", "oneOf"] {
-                let Some(count) = member.kw(key).and_then(Value::as_array).map(Vec::len) else {
+                let Some(count) = member.get(key).and_then(Value::as_array).map(Vec::len) else {
                     continue;
                 };
                 if product == 0 {
@@ -294,7 +295,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     ) -> Result<Expr, CompileError> {
         let (factor, factor_at) = &members[i];
         let factor_at = factor_at.clone();
-        let Some(branches) = factor.kw(key).and_then(Value::as_array).cloned() else {
+        let Some(branches) = factor.get(key).and_then(Value::as_array).cloned() else {
             return Err(self.invalid(
                 &factor_at.child(key),
                 format!("`{key}` must be an array of schemas"),
@@ -310,8 +311,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             // time, `unevaluated*` would see only that branch's.
             for (unevaluated, evaluating) in UNEVALUATED.into_iter().zip(EVALUATING) {
                 let evaluates = |b: &Value| {
-                    b.as_object()
-                        .is_some_and(|m| evaluating.iter().chain(&APPLICATORS).any(|k| m.has(k)))
+                    b.as_object().is_some_and(|m| {
+                        evaluating
+                            .iter()
+                            .chain(&APPLICATORS)
+                            .any(|k| m.contains_key(*k))
+                    })
                 };
                 if branches.iter().any(evaluates) {
                     for (member, written) in &mut members {

@@ -13,7 +13,6 @@ use crate::schema::document::Location;
 use crate::schema::intersect::{intersect, Conflict};
 use crate::schema::ir::{JsonType, PlainSchema, Subschema, Types, Written};
 use crate::schema::keywords::{restricts, UNEVALUATED};
-use crate::schema::lookup::Lookup;
 use crate::schema::{arrays, literals, objects, read, scalars, CompileError};
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
@@ -48,10 +47,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         at: &Location,
     ) -> Result<Expr, CompileError> {
         // Up to draft-07 a `$ref` written beside other keywords overrides them.
-        let ref_overrides = self.doc.ref_overrides_siblings && map.has("$ref");
+        let ref_overrides = self.doc.ref_overrides_siblings && map.contains_key("$ref");
         self.explain_keywords(map, at, ref_overrides);
         for dynamic in ["$dynamicRef", "$recursiveRef"] {
-            if let Some(reference) = map.kw(dynamic).and_then(Value::as_str) {
+            if let Some(reference) = map.get(dynamic).and_then(Value::as_str) {
                 self.validation_only(
                     at,
                     dynamic,
@@ -74,7 +73,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
                 return self.reference(rest.into_owned(), &reference, at);
             }
         }
-        if let Some(reference) = map.kw("$ref") {
+        if let Some(reference) = map.get("$ref") {
             let Some(reference) = reference.as_str() else {
                 return Err(self.invalid(&at.child("$ref"), "`$ref` must be a string"));
             };
@@ -86,7 +85,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             };
             return self.reference(rest, reference, at);
         }
-        if let Some(all_of) = map.kw("allOf") {
+        if let Some(all_of) = map.get("allOf") {
             let Some(items) = all_of.as_array() else {
                 return Err(self.invalid(&at.child("allOf"), "`allOf` must be an array of schemas"));
             };
@@ -95,7 +94,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let items = items.map(|(i, item)| (item, at.child("allOf").index(i)));
             return self.all_of(rest, items, at);
         }
-        if map.has("anyOf") || map.has("oneOf") {
+        if map.contains_key("anyOf") || map.contains_key("oneOf") {
             let members = vec![(Cow::Borrowed(map), at.clone())];
             return self.conjunction_inlined(members, Vec::new(), at, MAX_DISTRIBUTED);
         }
@@ -265,7 +264,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         types: &mut Types,
     ) -> Result<(), CompileError> {
         match not.value {
-            Value::Object(inner) if inner.len() == 1 && inner.has("type") => {
+            Value::Object(inner) if inner.len() == 1 && inner.contains_key("type") => {
                 let excluded = read::types(inner, &not.at).map_err(|err| self.shape_error(err))?;
                 if excluded.contains(JsonType::Integer)
                     && types.contains(JsonType::Number)

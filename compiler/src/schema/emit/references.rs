@@ -11,7 +11,6 @@ use super::Emitter;
 use crate::gbnf::Expr;
 use crate::schema::document::{at, Document, Location, Source};
 use crate::schema::keywords::{is_annotation, is_assertion, TRUE};
-use crate::schema::lookup::Lookup;
 use crate::schema::CompileError;
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
@@ -108,8 +107,10 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         match found {
             // Up to draft-07 the siblings of a `$ref` are ignored: merged elsewhere, they
             // would apply.
-            Some(Value::Object(map)) if self.doc.ref_overrides_siblings && map.has("$ref") => {
-                match map.kw("$ref").and_then(Value::as_str) {
+            Some(Value::Object(map))
+                if self.doc.ref_overrides_siblings && map.contains_key("$ref") =>
+            {
+                match map.get("$ref").and_then(Value::as_str) {
                     Some(reference) => Ok(Cow::Owned(self.ref_alone(reference, target))),
                     None => Err(self.invalid(&target.child("$ref"), "`$ref` must be a string")),
                 }
@@ -133,7 +134,9 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     ) -> Cow<'m, Map<String, Value>> {
         // Where `#…` means the same everywhere, only other references need rewriting.
         let fragments_stay = self.doc.fragments_are_global();
-        let own_ref = map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay));
+        let own_ref = map
+            .get("$ref")
+            .is_some_and(|r| rewritten(r, fragments_stay));
         if !own_ref
             && !map
                 .iter()
@@ -186,7 +189,8 @@ fn holds_refs(key: &str, value: &Value, depth: usize, fragments_stay: bool) -> b
     }
     match value {
         Value::Object(map) => {
-            map.kw("$ref").is_some_and(|r| rewritten(r, fragments_stay))
+            map.get("$ref")
+                .is_some_and(|r| rewritten(r, fragments_stay))
                 || map
                     .iter()
                     .any(|(key, child)| holds_refs(key, child, depth + 1, fragments_stay))
