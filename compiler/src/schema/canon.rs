@@ -1,36 +1,52 @@
 //! The canonical text of a JSON value under a schema — what compiled grammars produce:
-//! compact; object keys in `properties` order, read as the compiler merges the schema
-//! (the object's own properties first, then those of a sibling `$ref` and of `allOf`
-//! members in order, then those of the first `anyOf`/`oneOf` branch that admits the
-//! object — judged by `type`, `required`, property `const`/`enum`/`pattern` and
-//! `additionalProperties: false`), then other keys in their original order, their values
-//! under the first matching `patternProperties` or else `additionalProperties`; array
-//! items under their own or the first array branch's `items`; integral numbers written as
-//! integers; strings escaped as serde_json does.
+//! compact; object keys in `properties` order as the compiler reads the schema (the
+//! conjunction of the schema, its `$ref` targets and `allOf` members intersected as typed
+//! schemas, each `anyOf`/`oneOf` settled to the first branch that admits the value —
+//! judged by `type`, `minItems`/`maxItems`, `required`, property `const`/`enum`/`pattern`
+//! and `additionalProperties: false`), then other keys in their original order, their
+//! values under the first matching `patternProperties` or else `additionalProperties`;
+//! array items under `prefixItems`/`items`; integral numbers written as integers; strings
+//! escaped as serde_json does. The schema is read by the emitter's own stages (its
+//! conjunctions, `read`, `intersect`), so this order is the grammar's.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
-use super::document::{Document, Location};
+use super::document::{at, Document};
+use super::emit::{read_together, without_combinators, Emitter, Member};
+use super::ir::{JsonType, PlainSchema, Subschema, Written};
 use super::numeric;
+use super::numeric::value::json_equal;
+use super::Options;
 use crate::json_text::{encode_str, push_encoded_str};
 use crate::recognize::Recognizer;
 
 /// The canonical text of `value` under the schema at the root of `doc`. (Under draft-04,
 /// where `1.0` is no integer, numbers written with a fraction keep it.)
 pub fn canonical_text(value: &Value, doc: &Document<'_>) -> String {
+    let options = Options::default();
+    let mut emitter = Emitter::new(doc, &options);
+    let root = doc.root();
+    let source = doc.source(&root);
+    let schemas: Vec<Written<&Value>> = source
+        .as_deref()
+        .and_then(|source| at(source, &root))
+        .map(|schema| Written {
+            value: schema,
+            at: root,
+        })
+        .into_iter()
+        .collect();
+    let mut writer = Writer {
+        emitter: &mut emitter,
+        keep_floats: doc.draft4_or_older,
+    };
     let mut out = String::new();
-    write(value, Some(&doc.root()), doc, &mut out, 0);
+    writer.write(value, &schemas, &mut out, 0);
     out
-}
-
-/// The canonical text of `value` under the schema object `map` (its `$ref`s unresolved:
-/// for `enum`/`const` literals, whose key order is their own unless `map` declares
-/// properties).
-pub fn canonical_text_of(value: &Value, map: &Map<String, Value>) -> String {
-    canonical_text_in_order(value, &property_order(map))
 }
 
 /// The canonical text of a literal `value` whose object keys in `order` come first.
@@ -44,28 +60,6 @@ pub fn canonical_text_in_order(value: &Value, order: &[String]) -> String {
 /// others in the shortest layout ([`numeric::value::canonical_text`]), read exactly.
 pub fn number_text(n: &serde_json::Number) -> String {
     numeric::value::canonical_text(n, false)
-}
-
-fn property_order(map: &Map<String, Value>) -> Vec<String> {
-    let mut order: Vec<String> = Vec::new();
-    let add = |m: &Map<String, Value>, order: &mut Vec<String>| {
-        if let Some(props) = m.get("properties").and_then(Value::as_object) {
-            for k in props.keys() {
-                if !order.contains(k) {
-                    order.push(k.clone());
-                }
-            }
-        }
-    };
-    add(map, &mut order);
-    for key in ["allOf", "anyOf", "oneOf"] {
-        for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
-            if let Value::Object(b) = branch {
-                add(b, &mut order);
-            }
-        }
-    }
-    order
 }
 
 fn write_with_order(value: &Value, order: &[String], out: &mut String) {
@@ -124,155 +118,184 @@ fn write_scalar(value: &Value, out: &mut String, keep_floats: bool) {
     }
 }
 
-/// The deepest schema nesting followed for key order.
+/// The deepest value nesting whose schema is followed for key order.
 const MAX_DEPTH: usize = 64;
 
-fn write(
-    value: &Value,
-    schema_at: Option<&Location>,
-    doc: &Document<'_>,
-    out: &mut String,
-    depth: usize,
-) {
-    let schema = schema_at
-        .filter(|_| depth < MAX_DEPTH)
-        .and_then(|at| resolved(at, doc, 0));
-    // An `enum`/`const` member equal to the value: the grammar spells it as the member is.
-    if let Some(Value::Object(map)) = schema.as_ref().and_then(|at| doc.get(at)) {
-        let members = map
-            .get("enum")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .chain(map.get("const").cloned());
-        for member in members {
-            if matches!(member, Value::Object(_) | Value::Array(_))
-                && super::numeric::value::json_equal(&member, value)
-            {
-                out.push_str(&canonical_text_of(&member, &map));
+/// Writes values under the schemas the emitter reads for them.
+struct Writer<'e, 'd, 'r, 'o> {
+    emitter: &'e mut Emitter<'d, 'r, 'o>,
+    /// Draft-04 and older: numbers written with a fraction keep it.
+    keep_floats: bool,
+}
+
+impl Writer<'_, '_, '_, '_> {
+    /// Writes `value`, valid under every one of `schemas` (none: its keys as they are).
+    fn write(
+        &mut self,
+        value: &Value,
+        schemas: &[Written<&Value>],
+        out: &mut String,
+        depth: usize,
+    ) {
+        let level: Vec<Member<'_>> = schemas
+            .iter()
+            .filter(|_| depth < MAX_DEPTH)
+            .filter_map(|schema| match schema.value {
+                Value::Object(map) => Some((Cow::Borrowed(map), schema.at.clone())),
+                _ => None,
+            })
+            .collect();
+        let members = match level.first() {
+            Some(_) => self
+                .emitter
+                .settled(level, |arm| admits(arm, value))
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let members = without_combinators(&members);
+        let plain = read_arm(&members);
+        let Some(plain) = plain else {
+            return self.write_under(value, None, out, depth);
+        };
+        // An `enum`/`const` member equal to the value: the grammar spells it as the
+        // emitter lists it.
+        if matches!(value, Value::Object(_) | Value::Array(_)) {
+            let listed = plain.literals.iter().flat_map(|l| &l.values);
+            if let Some(member) = listed.into_iter().find(|v| json_equal(v, value)) {
+                out.push_str(&canonical_text_in_order(member, &plain.object.key_order()));
                 return;
             }
         }
+        self.write_under(value, Some(&plain), out, depth);
     }
-    match value {
-        Value::Object(members) => {
-            let (order, children): (Vec<String>, Vec<(String, Location)>) = match &schema {
-                Some(at) => ordering(at, doc, members, 0),
-                None => (Vec::new(), Vec::new()),
-            };
-            write_object(members, &order, out, |key, member, out| {
-                let child = children.iter().find(|(k, _)| k == key).map(|(_, at)| at);
-                write(member, child, doc, out, depth + 1);
-            });
+
+    /// Writes `value` with its keys and items under the typed schema `plain`.
+    fn write_under(
+        &mut self,
+        value: &Value,
+        plain: Option<&PlainSchema<'_>>,
+        out: &mut String,
+        depth: usize,
+    ) {
+        match value {
+            Value::Object(members) => {
+                let order = plain
+                    .map(|plain| plain.object.key_order())
+                    .unwrap_or_default();
+                write_object(members, &order, out, |key, member, out| {
+                    let child = plain.and_then(|plain| property_schema(plain, key));
+                    let child = child.as_ref().map_or(&[][..], Subschema::members);
+                    self.write(member, child, out, depth + 1);
+                });
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let child = plain.and_then(|plain| {
+                        let array = &plain.array;
+                        array.prefix.get(i).or(array.items.as_ref()).cloned()
+                    });
+                    let child = child.as_ref().map_or(&[][..], Subschema::members);
+                    self.write(item, child, out, depth + 1);
+                }
+                out.push(']');
+            }
+            scalar => write_scalar(scalar, out, self.keep_floats),
         }
+    }
+}
+
+/// The schema of the member `key` of an object under `plain`: its `properties` entry, or
+/// else the first of its `patternProperties` that matches the key, or else its
+/// `additionalProperties`.
+fn property_schema<'s>(plain: &PlainSchema<'s>, key: &str) -> Option<Subschema<'s>> {
+    let object = &plain.object;
+    if let Some(declared) = object.properties.get(key) {
+        return Some(declared);
+    }
+    let matched = object
+        .pattern_properties
+        .iter()
+        .find(|(pattern, _)| pattern_matches(pattern, key) == Some(true));
+    match matched {
+        Some((_, schema)) => Some(schema),
+        None => object.additional.clone(),
+    }
+}
+
+/// Whether `value` may be valid under the arm `members`, judged by the keywords that
+/// usually tell branches apart: `type`; for arrays `minItems` and `maxItems`; for objects
+/// `required`, the `const`/`enum`/`pattern` of a property, and
+/// `additionalProperties: false`.
+fn admits(members: &[Member<'_>], value: &Value) -> bool {
+    let members = without_combinators(members);
+    let Some(plain) = read_arm(&members) else {
+        return true;
+    };
+    if !plain.types.admits(json_type(value)) {
+        return false;
+    }
+    let members = match value {
+        Value::Object(members) => members,
         Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                let child = schema.as_ref().and_then(|at| item_schema(at, i, doc));
-                write(item, child.as_ref(), doc, out, depth + 1);
-            }
-            out.push(']');
+            let count = |n: &Option<Written<u64>>| n.as_ref().map(|n| n.value);
+            let len = items.len() as u64;
+            return plain.array.min_items() <= len
+                && count(&plain.array.max_items).is_none_or(|max| len <= max);
         }
-        scalar => write_scalar(scalar, out, doc.draft4_or_older),
-    }
+        _ => return true,
+    };
+    let object = &plain.object;
+    let required_ok = object
+        .required
+        .iter()
+        .all(|name| members.contains_key(name.value));
+    let literals_ok = object.properties.iter().all(|(name, schema)| {
+        let Some(value) = members.get(name) else {
+            return true;
+        };
+        schema.members().iter().all(|written| {
+            let schema = written.value;
+            let pattern_ok = match (schema.get("pattern").and_then(Value::as_str), value) {
+                (Some(pattern), Value::String(text)) => {
+                    pattern_matches(pattern, text) != Some(false)
+                }
+                _ => true,
+            };
+            pattern_ok
+                && schema.get("const").is_none_or(|c| json_equal(c, value))
+                && schema
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .is_none_or(|options| options.iter().any(|o| json_equal(o, value)))
+        })
+    });
+    let closed = object.additional.as_ref().is_some_and(Subschema::is_false)
+        && object.pattern_properties.is_empty();
+    let keys_ok = !closed || members.keys().all(|k| object.properties.declares(k));
+    required_ok && literals_ok && keys_ok
 }
 
-/// Follows `$ref`s to the schema object that holds the keywords.
-fn resolved(at: &Location, doc: &Document<'_>, hops: usize) -> Option<Location> {
-    let value = doc.get(at)?;
-    let map = value.as_object()?;
-    match map.get("$ref").and_then(Value::as_str) {
-        Some(reference)
-            if hops < 16 && (doc.ref_overrides_siblings || !map.contains_key("properties")) =>
-        {
-            let target = doc.resolve(at, reference).ok()?;
-            resolved(&target, doc, hops + 1)
-        }
-        _ => Some(at.clone()),
-    }
+/// `members` (none: `None`) read and intersected, a conflict keeping the first side.
+fn read_arm<'s>(members: &'s [Member<'_>]) -> Option<PlainSchema<'s>> {
+    let (_, first_at) = members.first()?;
+    read_together(members, first_at)
 }
 
-/// Property order and per-property schema locations for the object `members` under the
-/// schema at `at`, as the compiler merges it: the properties of the schema, then of a
-/// sibling `$ref` and of `allOf` members ([`merged_parts`]); then, for each `anyOf`/`oneOf`
-/// among those, the first branch that [`admits`] the object (every branch when none
-/// does). A key declared nowhere takes the schema of the first of the schema's
-/// `patternProperties` that matches it, or else its `additionalProperties`.
-fn ordering(
-    at: &Location,
-    doc: &Document<'_>,
-    members: &Map<String, Value>,
-    depth: usize,
-) -> (Vec<String>, Vec<(String, Location)>) {
-    let mut order = Vec::new();
-    let mut children = Vec::new();
-    let merged = merged_parts(at, doc);
-    for (part, map) in &merged {
-        for key in map
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k)
-        {
-            add_key(
-                &mut order,
-                &mut children,
-                key,
-                part.grandchild("properties", key),
-            );
-        }
+/// The JSON type of `value` (`integer` for a number without a fraction).
+fn json_type(value: &Value) -> JsonType {
+    match value {
+        Value::Null => JsonType::Null,
+        Value::Bool(_) => JsonType::Boolean,
+        Value::Object(_) => JsonType::Object,
+        Value::Array(_) => JsonType::Array,
+        Value::String(_) => JsonType::String,
+        Value::Number(n) if numeric::value::is_integral(n) == Some(true) => JsonType::Integer,
+        Value::Number(_) => JsonType::Number,
     }
-    if depth <= 8 {
-        for (part, map) in &merged {
-            for key in ["anyOf", "oneOf"] {
-                let count = map.get(key).and_then(Value::as_array).map_or(0, Vec::len);
-                let branches: Vec<Location> = (0..count)
-                    .filter_map(|i| resolved(&part.child(key).index(i), doc, 0))
-                    .collect();
-                let chosen = match branches.iter().find(|b| admits(b, doc, members)) {
-                    Some(first) => std::slice::from_ref(first),
-                    None => branches.as_slice(),
-                };
-                for branch in chosen {
-                    let (sub_order, sub_children) = ordering(branch, doc, members, depth + 1);
-                    for key in sub_order {
-                        if !order.contains(&key) {
-                            order.push(key);
-                        }
-                    }
-                    for (key, location) in sub_children {
-                        add_key(&mut order, &mut children, &key, location);
-                    }
-                }
-            }
-        }
-    }
-    if let Some((_, map)) = merged.first().filter(|(part, _)| part == at) {
-        let patterns = map.get("patternProperties").and_then(Value::as_object);
-        let additional = map
-            .get("additionalProperties")
-            .is_some_and(Value::is_object);
-        for key in members.keys() {
-            if children.iter().any(|(k, _)| k == key) {
-                continue;
-            }
-            let matched = patterns
-                .into_iter()
-                .flatten()
-                .find(|(pattern, _)| pattern_matches(pattern, key) == Some(true));
-            if let Some((pattern, _)) = matched {
-                children.push((key.clone(), at.grandchild("patternProperties", pattern)));
-            } else if additional {
-                children.push((key.clone(), at.child("additionalProperties")));
-            }
-        }
-    }
-    (order, children)
 }
 
 /// How many patterns' recognizers [`pattern_matches`] keeps per thread.
@@ -301,157 +324,6 @@ fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
             .as_ref()
             .map(|r| r.recognize(&encode_str(text)).accepted)
     })
-}
-
-/// Adds `key` to the order (once) and its schema location (the first one found).
-fn add_key(
-    order: &mut Vec<String>,
-    children: &mut Vec<(String, Location)>,
-    key: &String,
-    location: Location,
-) {
-    if !order.contains(key) {
-        order.push(key.clone());
-    }
-    if !children.iter().any(|(k, _)| k == key) {
-        children.push((key.clone(), location));
-    }
-}
-
-/// The schema objects at `at` and merged into it, each fetched once, in the order the
-/// emitter merges them: level by level, each schema's sibling `$ref` target, then its
-/// `allOf` members (a member's own `allOf` is merged only once its level is: after every
-/// member of this one). The first is `at`'s own, when it is an object.
-fn merged_parts(at: &Location, doc: &Document<'_>) -> Vec<(Location, Map<String, Value>)> {
-    let mut seen = vec![at.clone()];
-    let mut parts = Vec::new();
-    let mut next = 0;
-    while next < seen.len() && seen.len() < MAX_MERGED_PARTS {
-        let part = seen[next].clone();
-        next += 1;
-        let Some(Value::Object(map)) = doc.get(&part) else {
-            continue;
-        };
-        let target = map
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|reference| doc.resolve(&part, reference).ok());
-        let count = map
-            .get("allOf")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let members = (0..count).filter_map(|i| resolved(&part.child("allOf").index(i), doc, 0));
-        for found in target.into_iter().chain(members) {
-            if !seen.contains(&found) {
-                seen.push(found);
-            }
-        }
-        parts.push((part, map));
-    }
-    parts
-}
-
-/// The most schemas [`merged_parts`] gathers for one object.
-const MAX_MERGED_PARTS: usize = 64;
-
-/// Whether the object `members` may be valid under the branch schema at `at`, judged by
-/// the keywords that usually tell branches apart: `type`, `required`, the `const`/`enum`/
-/// `pattern` of a property, and `additionalProperties: false`.
-fn admits(at: &Location, doc: &Document<'_>, members: &Map<String, Value>) -> bool {
-    let Some(Value::Object(map)) = doc.get(at) else {
-        return true;
-    };
-    let type_ok = match map.get("type") {
-        Some(Value::String(t)) => t == "object",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
-        _ => true,
-    };
-    let required_ok = map
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .all(|name| members.contains_key(name));
-    let properties = map.get("properties").and_then(Value::as_object);
-    let literals_ok = properties.into_iter().flatten().all(|(name, schema)| {
-        let Some(value) = members.get(name) else {
-            return true;
-        };
-        let equal = |v: &Value| super::numeric::value::json_equal(v, value);
-        let pattern_ok = match (schema.get("pattern").and_then(Value::as_str), value) {
-            (Some(pattern), Value::String(text)) => pattern_matches(pattern, text) != Some(false),
-            _ => true,
-        };
-        pattern_ok
-            && schema.get("const").is_none_or(equal)
-            && schema
-                .get("enum")
-                .and_then(Value::as_array)
-                .is_none_or(|options| options.iter().any(equal))
-    });
-    let closed = map.get("additionalProperties") == Some(&Value::Bool(false))
-        && !map.contains_key("patternProperties");
-    let keys_ok = !closed
-        || members
-            .keys()
-            .all(|k| properties.is_some_and(|p| p.contains_key(k)));
-    type_ok && required_ok && literals_ok && keys_ok
-}
-
-/// The schema of item `index` of an array under the schema at `at`: its own
-/// `prefixItems`/`items`, or else those of the first `allOf`/`anyOf`/`oneOf` branch that
-/// may hold arrays (the branch the grammar compiles such an array with).
-fn item_schema(at: &Location, index: usize, doc: &Document<'_>) -> Option<Location> {
-    item_schema_within(at, index, doc, 0)
-}
-
-fn item_schema_within(
-    at: &Location,
-    index: usize,
-    doc: &Document<'_>,
-    depth: usize,
-) -> Option<Location> {
-    let value = doc.get(at)?;
-    let map = value.as_object()?;
-    let prefix_len = |key: &str| map.get(key).and_then(Value::as_array).map(Vec::len);
-    if let Some(n) = prefix_len("prefixItems") {
-        if index < n {
-            return Some(at.child("prefixItems").index(index));
-        }
-        return map.get("items").map(|_| at.child("items"));
-    }
-    match map.get("items") {
-        Some(Value::Array(items)) if index < items.len() => {
-            return Some(at.child("items").index(index))
-        }
-        Some(Value::Array(_)) => {
-            return map
-                .get("additionalItems")
-                .map(|_| at.child("additionalItems"))
-        }
-        Some(_) => return Some(at.child("items")),
-        None => {}
-    }
-    if depth >= 8 {
-        return None;
-    }
-    ["allOf", "anyOf", "oneOf"]
-        .into_iter()
-        .filter_map(|key| Some((key, map.get(key)?.as_array()?.len())))
-        .flat_map(|(key, len)| (0..len).map(move |i| at.child(key).index(i)))
-        .filter_map(|branch| resolved(&branch, doc, 0))
-        .filter(|branch| may_hold_arrays(branch, doc))
-        .find_map(|branch| item_schema_within(&branch, index, doc, depth + 1))
-}
-
-/// `false` when the schema at `at` names types and `array` is not one of them.
-fn may_hold_arrays(at: &Location, doc: &Document<'_>) -> bool {
-    match doc.get(at).as_ref().and_then(|s| s.get("type").cloned()) {
-        Some(Value::String(t)) => t == "array",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "array"),
-        _ => true,
-    }
 }
 
 #[cfg(test)]
@@ -534,6 +406,31 @@ mod tests {
         });
         let text = accepted_canonical(&schema, &json!({"c": 1, "b": 2, "a": 3}));
         assert_eq!(text, r#"{"a":3,"b":2,"c":1}"#);
+    }
+
+    #[test]
+    fn a_property_several_members_declare_takes_the_keys_of_all_in_order() {
+        let schema = json!({
+            "allOf": [
+                {"properties": {"p": {"type": "object"}}},
+                {"properties": {"p": {"properties": {"id": {}}}}},
+                {"properties": {"p": {"properties": {"model": {}}}}}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!({"p": {"model": 1, "id": 2}}));
+        assert_eq!(text, r#"{"p":{"id":2,"model":1}}"#);
+    }
+
+    #[test]
+    fn an_array_takes_the_branch_its_length_fits() {
+        let schema = json!({
+            "oneOf": [
+                {"type": "array", "maxItems": 0},
+                {"type": "array", "minItems": 1, "items": {"properties": {"b": {}, "a": {}}}}
+            ]
+        });
+        let text = accepted_canonical(&schema, &json!([{"a": 1, "b": 2}]));
+        assert_eq!(text, r#"[{"b":2,"a":1}]"#);
     }
 
     #[test]

@@ -299,6 +299,13 @@ pub struct ObjectSchema<'s> {
     pub dependent_schemas: bool,
 }
 
+impl ObjectSchema<'_> {
+    /// The declared property names in the order the grammar writes them: as declared.
+    pub fn key_order(&self) -> Vec<String> {
+        self.properties.names().map(str::to_string).collect()
+    }
+}
+
 /// A JSON type, as `type` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonType {

@@ -30,12 +30,7 @@ pub fn literals(
     at: &Location,
 ) -> Result<Expr, CompileError> {
     // Objects list the declared properties first, in the order declared.
-    let order: Vec<String> = plain
-        .object
-        .properties
-        .names()
-        .map(str::to_string)
-        .collect();
+    let order = plain.object.key_order();
     let mut texts: Vec<String> = Vec::new();
     let mut unchecked = false;
     for value in &listed.values {

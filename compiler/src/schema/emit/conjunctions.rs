@@ -18,7 +18,7 @@ use crate::schema::keywords::{is_assertion, APPLICATORS, EVALUATING, UNEVALUATED
 use crate::schema::{disjoint, read, CompileError};
 
 /// A schema object that must hold, and where it was written.
-pub(super) type Member<'v> = (Cow<'v, Map<String, Value>>, Location);
+pub(crate) type Member<'v> = (Cow<'v, Map<String, Value>>, Location);
 
 /// How many `allOf`s inside members are flattened into one conjunction.
 const MAX_FLATTENED: usize = 32;
@@ -26,6 +26,10 @@ const MAX_FLATTENED: usize = 32;
 /// How many alternatives distributing the `anyOf`/`oneOf`s of one conjunction may make;
 /// beyond, the first is distributed and the others are left to validation.
 pub(super) const MAX_DISTRIBUTED: usize = 64;
+
+/// How many `anyOf`/`oneOf`s [`Emitter::settled`] settles for one value (a branch that
+/// refers back to its own schema would otherwise be settled without end).
+const MAX_SETTLED: usize = 16;
 
 /// The keywords [`Emitter::object_schema`](super::Emitter) handles before reading a schema
 /// whole.
@@ -41,6 +45,23 @@ const COMBINATORS: [&str; 6] = [
 /// Whether `map` has no combinator: it is read whole as a [`PlainSchema`].
 pub(super) fn is_plain(map: &Map<String, Value>) -> bool {
     !COMBINATORS.iter().any(|key| map.contains_key(*key))
+}
+
+/// `members` with their combinators left out, so that each reads as a [`PlainSchema`].
+pub(crate) fn without_combinators<'v>(members: &'v [Member<'_>]) -> Vec<Member<'v>> {
+    let stripped = |map: &Map<String, Value>| {
+        let kept = map
+            .iter()
+            .filter(|(k, _)| !COMBINATORS.contains(&k.as_str()));
+        kept.map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    members
+        .iter()
+        .map(|(map, at)| match is_plain(map) {
+            true => (Cow::Borrowed(&**map), at.clone()),
+            false => (Cow::Owned(stripped(map)), at.clone()),
+        })
+        .collect()
 }
 
 impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
@@ -209,13 +230,7 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
             let target = self.doc.resolve(written, reference)?;
             return self.ref_rule(&target);
         }
-        let factor = members.iter().enumerate().find_map(|(i, (member, _))| {
-            ["anyOf", "oneOf"]
-                .into_iter()
-                .find(|key| member.contains_key(*key))
-                .map(|key| (i, key))
-        });
-        if let Some((i, key)) = factor {
+        if let Some((i, key)) = factor(&members) {
             let members = self.within_budget(members, budget)?;
             return self.distributed(members, i, key, at, budget);
         }
@@ -230,6 +245,66 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         )?;
         let (member, written) = &members[i];
         self.object_schema(member, written)
+    }
+
+    /// The schema objects without `anyOf`/`oneOf` that a value meets where `level` must
+    /// hold, as the emitter builds its alternatives ([`Emitter::distributed`]): each
+    /// `anyOf`/`oneOf` in turn settled to its first arm (the rest of the conjunction, then
+    /// the branch's members) that `admits` the value, or to its first arm when none does;
+    /// those beyond the emitter's budget of alternatives left out, as it leaves them.
+    /// `None` where the schema does not compile. What [`crate::schema::canon`] reads.
+    pub(crate) fn settled<'v>(
+        &mut self,
+        level: Vec<Member<'v>>,
+        admits: impl Fn(&[Member<'v>]) -> bool,
+    ) -> Option<Vec<Member<'v>>>
+    where
+        'r: 'v,
+    {
+        let depth = self.inlining.len();
+        // Targets inlined stay on `self.inlining` while the arms are settled.
+        let settle = || -> Option<Vec<Member<'v>>> {
+            let (mut members, inlined) = self.conjuncts(level).ok()?;
+            self.inlining.extend(inlined);
+            let mut budget = MAX_DISTRIBUTED;
+            for _ in 0..MAX_SETTLED {
+                let Some((i, key)) = factor(&members) else {
+                    break;
+                };
+                members = self.within_budget(members, budget).ok()?;
+                let (factor, factor_at) = &members[i];
+                let branches = factor.get(key)?.as_array()?.clone();
+                let branches_at = factor_at.child(key);
+                members[i] = (Cow::Owned(without(factor, key)), factor_at.clone());
+                budget = (budget / branches.len().max(1)).max(1);
+                let (mut admitted, mut first) = (None, None);
+                for (b, branch) in branches.into_iter().enumerate() {
+                    let branch_at = branches_at.index(b);
+                    let level = match self.member_object(Cow::Owned(branch), &branch_at) {
+                        Ok(Some(member)) => vec![(member, branch_at)],
+                        Ok(None) => Vec::new(),
+                        Err(_) => continue,
+                    };
+                    let Ok((branch_members, inlined)) = self.conjuncts(level) else {
+                        continue;
+                    };
+                    let mut arm = members.clone();
+                    arm.extend(branch_members);
+                    if admits(&arm) {
+                        admitted = Some((arm, inlined));
+                        break;
+                    }
+                    first.get_or_insert((arm, inlined));
+                }
+                let (arm, inlined) = admitted.or(first)?;
+                members = arm;
+                self.inlining.extend(inlined);
+            }
+            Some(members)
+        };
+        let settled = settle();
+        self.inlining.truncate(depth);
+        settled
     }
 
     /// Reports every assertion of `members` but the `i`th validation-only (`why`).
@@ -406,10 +481,23 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
     }
 }
 
+/// The first member holding `anyOf` or `oneOf` (its index), and which.
+fn factor(members: &[Member<'_>]) -> Option<(usize, &'static str)> {
+    members.iter().enumerate().find_map(|(i, (member, _))| {
+        ["anyOf", "oneOf"]
+            .into_iter()
+            .find(|key| member.contains_key(*key))
+            .map(|key| (i, key))
+    })
+}
+
 /// The plain members of `members` (each with where it was written; none: `{}` at `at`),
 /// read and intersected, a conflict keeping the first side's keyword (so the result
 /// accepts all the members accept together, perhaps more); `None` when one does not read.
-fn read_together<'s>(members: &'s [Member<'_>], at: &Location) -> Option<PlainSchema<'s>> {
+pub(crate) fn read_together<'s>(
+    members: &'s [Member<'_>],
+    at: &Location,
+) -> Option<PlainSchema<'s>> {
     static NOTHING_WRITTEN: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
     let mut read = members
         .iter()

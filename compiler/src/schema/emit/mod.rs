@@ -27,6 +27,8 @@ mod dispatch;
 mod names;
 mod references;
 
+pub(crate) use conjunctions::{read_together, without_combinators, Member};
+
 /// The deepest nesting of schemas compiled.
 pub const MAX_DEPTH: usize = 256;
 
