@@ -267,6 +267,25 @@ impl Expr {
         }
     }
 
+    /// Renames every rule reference in this expression for which `rename` gives a new
+    /// name, without recursion.
+    pub fn rename_refs(&mut self, rename: impl Fn(&str) -> Option<CompactString>) {
+        let mut stack: Vec<&mut Expr> = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::Ref { name, .. } => {
+                    if let Some(new) = rename(name.as_str()) {
+                        *name = new;
+                    }
+                }
+                Expr::Alt(items) | Expr::Seq(items) => stack.extend(items.iter_mut()),
+                Expr::Group(inner) => stack.push(inner.as_mut()),
+                Expr::Repeat { expr, .. } => stack.push(expr.as_mut()),
+                Expr::Literal(_) | Expr::Class { .. } | Expr::Any | Expr::Token { .. } => {}
+            }
+        }
+    }
+
     /// How deeply expressions nest inside this one (an atom has depth 1).
     pub fn depth(&self) -> usize {
         let mut deepest = 0;
@@ -280,6 +299,17 @@ impl Expr {
 }
 
 impl Grammar {
+    /// Renames the rule `from` to `to`, its definitions and every reference to it.
+    pub fn rename(&mut self, from: &str, to: &str) {
+        for rule in &mut self.rules {
+            if rule.name == from {
+                rule.name = to.into();
+            }
+            rule.body
+                .rename_refs(|name| (name == from).then(|| to.into()));
+        }
+    }
+
     /// The rule called `name`, if any (the first one when it is defined twice).
     pub fn rule(&self, name: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.name == name)

@@ -67,7 +67,7 @@ pub(crate) fn combine(units: &[Unit<'_>], names: &mut Names) -> Vec<Merged> {
                 }
             };
             let mut body = rule.body.clone();
-            rename_refs(&mut body, &renames);
+            body.rename_refs(|name| renames.get(name).map(|new| new.as_str().into()));
             rules.push(Rule {
                 name,
                 body,
@@ -118,24 +118,6 @@ fn shared_names<'g>(units: &[Unit<'g>], names: &Names) -> HashSet<&'g str> {
         }
         for name in dropped {
             shared.remove(name);
-        }
-    }
-}
-
-/// Renames every rule reference in `expr` found in `renames` (without recursion).
-fn rename_refs(expr: &mut Expr, renames: &HashMap<&str, String>) {
-    let mut stack: Vec<&mut Expr> = vec![expr];
-    while let Some(e) = stack.pop() {
-        match e {
-            Expr::Ref { name, .. } => {
-                if let Some(new) = renames.get(name.as_str()) {
-                    *name = new.as_str().into();
-                }
-            }
-            Expr::Alt(items) | Expr::Seq(items) => stack.extend(items.iter_mut()),
-            Expr::Group(inner) => stack.push(inner.as_mut()),
-            Expr::Repeat { expr, .. } => stack.push(expr.as_mut()),
-            Expr::Literal(_) | Expr::Class { .. } | Expr::Any | Expr::Token { .. } => {}
         }
     }
 }

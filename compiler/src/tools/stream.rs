@@ -21,6 +21,8 @@
 
 use serde_json::Value;
 
+use crate::marker::Automaton;
+
 use super::parse::offset_of;
 use super::{CallParseError, Syntax};
 
@@ -130,9 +132,8 @@ enum State {
 pub struct CallStream {
     syntax: Syntax,
     calls: bool,
-    trigger: Vec<char>,
-    /// `fail[i]`: the longest proper border of `trigger[..=i]` (Knuth–Morris–Pratt).
-    fail: Vec<usize>,
+    /// The trigger's Knuth–Morris–Pratt automaton.
+    trigger: Automaton,
     state: State,
     /// Prose: characters of the trigger matched at the end of the text so far.
     matched: usize,
@@ -160,23 +161,11 @@ impl CallStream {
     /// A reader of a reply in `syntax`. `calls`: whether the reply may contain calls at
     /// all; without (`tool_choice: none`) everything is content.
     pub fn new(syntax: Syntax, calls: bool) -> CallStream {
-        let trigger: Vec<char> = syntax.trigger().chars().collect();
-        let mut fail = vec![0usize; trigger.len()];
-        for i in 1..trigger.len() {
-            let mut k = fail[i - 1];
-            while k > 0 && trigger[i] != trigger[k] {
-                k = fail[k - 1];
-            }
-            if trigger[i] == trigger[k] {
-                k += 1;
-            }
-            fail[i] = k;
-        }
+        let trigger = Automaton::new(syntax.trigger());
         CallStream {
             syntax,
-            calls: calls && !trigger.is_empty(),
+            calls: calls && trigger.len() > 0,
             trigger,
-            fail,
             state: State::Prose,
             matched: 0,
             blank: String::new(),
@@ -227,7 +216,7 @@ impl CallStream {
         let complete = match &self.state {
             State::Prose => {
                 for i in 0..self.matched {
-                    self.prose(self.trigger[i]);
+                    self.prose(self.trigger.char_at(i));
                 }
                 self.matched = 0;
                 self.blank.clear();
@@ -281,16 +270,7 @@ impl CallStream {
                     return Ok(());
                 }
                 let before = self.matched;
-                let mut k = before;
-                let after = loop {
-                    if self.trigger[k] == c {
-                        break k + 1;
-                    }
-                    if k == 0 {
-                        break 0;
-                    }
-                    k = self.fail[k - 1];
-                };
+                let after = self.trigger.step(before, c);
                 if after == self.trigger.len() {
                     // The trigger: what is held back is not content, the calls begin.
                     self.blank.clear();
@@ -312,7 +292,11 @@ impl CallStream {
                 }
                 // Characters no longer part of a possible trigger are prose.
                 for i in 0..before + 1 - after {
-                    let released = if i < before { self.trigger[i] } else { c };
+                    let released = if i < before {
+                        self.trigger.char_at(i)
+                    } else {
+                        c
+                    };
                     self.prose(released);
                 }
                 self.matched = after;
