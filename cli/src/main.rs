@@ -24,6 +24,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use gbnfc_compiler::reasoning::ReasoningMarkers;
 use gbnfc_compiler::schema::Whitespace;
 
 /// An error to show the user: what went wrong and, where known, what to do.
@@ -127,6 +128,15 @@ enum Command {
         /// List every keyword with its status: enforced, validation-only, restricted, annotation, unknown.
         #[arg(long)]
         explain: bool,
+        /// Put a reasoning section before the answer: the opening marker, free text up to the
+        /// first closing marker, the closing marker, then the schema's value (for example
+        /// `<think>,</think>`; the grammar never constrains the reasoning).
+        #[arg(long, value_name = "OPEN,CLOSE", value_parser = ReasoningMarkers::parse)]
+        reasoning_markers: Option<ReasoningMarkers>,
+        /// With --reasoning-markers: the prompt has written the opening marker already, so
+        /// the grammar starts inside the reasoning.
+        #[arg(long, requires = "reasoning_markers")]
+        reasoning_opened: bool,
     },
     /// Compile a tool list (OpenAI tools or functions, MCP tools/list, Anthropic tools, a chat request) to the grammar of its calls.
     #[command(
@@ -282,6 +292,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             whitespace,
             ref_dir,
             explain,
+            reasoning_markers,
+            reasoning_opened,
         } => {
             let flags = schema_commands::SchemaFlags {
                 strict,
@@ -292,7 +304,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 },
                 ref_dir,
             };
-            schema_commands::compile(&schema, output.as_deref(), &flags, explain)
+            let reasoning = reasoning_markers
+                .as_ref()
+                .map(|markers| (markers, reasoning_opened));
+            schema_commands::compile(&schema, output.as_deref(), &flags, explain, reasoning)
         }
         Command::Tools {
             file,

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use gbnfc_compiler::gbnf::CheckedGrammar;
+use gbnfc_compiler::reasoning::{with_reasoning, ReasoningMarkers};
 use gbnfc_compiler::schema::{self, canon, document::Document, KeywordStatus, Options, Whitespace};
 use serde_json::Value;
 
@@ -57,12 +59,14 @@ pub struct SchemaFlags {
     pub ref_dir: Option<PathBuf>,
 }
 
-/// `gbnfc compile SCHEMA`: prints the grammar (or writes it to `out`).
+/// `gbnfc compile SCHEMA`: prints the grammar (or writes it to `out`), after a reasoning
+/// section when `reasoning` gives its markers (and whether the prompt opened it).
 pub fn compile(
     path: &str,
     out: Option<&Path>,
     flags: &SchemaFlags,
     explain: bool,
+    reasoning: Option<(&ReasoningMarkers, bool)>,
 ) -> Result<ExitCode, Failure> {
     let schema = read_json(path)?;
     let resolver = flags.ref_dir.clone().map(ref_dir_resolver);
@@ -101,7 +105,20 @@ pub fn compile(
             eprintln!("{d}");
         }
     }
-    let text = compiled.grammar.to_string();
+    let text = match reasoning {
+        Some((markers, opened)) => {
+            let grammar = with_reasoning(&compiled.grammar, markers, opened);
+            CheckedGrammar::new(grammar)
+                .map_err(|rejected| {
+                    Failure::new(format!(
+                        "{path}: the grammar with a reasoning section fails its checks: {rejected}"
+                    ))
+                    .help("try other reasoning markers")
+                })?
+                .to_string()
+        }
+        None => compiled.grammar.to_string(),
+    };
     match out {
         Some(out) => std::fs::write(out, text)
             .map_err(|e| Failure::new(format!("cannot write `{}`: {e}", out.display())))?,

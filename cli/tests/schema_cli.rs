@@ -185,3 +185,37 @@ fn response_formats_compile() {
     let grammar = String::from_utf8_lossy(&any_object.stdout);
     assert!(grammar.starts_with("root ::= object"), "{grammar}");
 }
+
+#[test]
+fn a_reasoning_section_goes_before_the_value_and_is_never_constrained() {
+    let grammar = std::env::temp_dir().join(format!("gbnfc-think-{}.gbnf", std::process::id()));
+    let grammar_path = grammar.to_str().unwrap();
+    let schema = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+    let args = [
+        "compile",
+        "-",
+        "--reasoning-markers",
+        "<think>,</think>",
+        "-o",
+        grammar_path,
+    ];
+    let out = gbnfc(&args, schema);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let accepts = |text: &str| gbnfc(&["accepts", grammar_path, text], "").status.code();
+    assert_eq!(
+        accepts("<think>{\"n\": \"not a number\"}</think>\n\n{\"n\":3}"),
+        Some(0)
+    );
+    assert_eq!(accepts("<think>ok</think>{\"n\":\"3\"}"), Some(1));
+    assert_eq!(accepts("{\"n\":3}"), Some(1), "the section is required");
+    let opened = gbnfc(&[&args[..], &["--reasoning-opened"]].concat(), schema);
+    assert!(opened.status.success(), "{}", stderr(&opened));
+    assert_eq!(accepts("Sure.\n</think>\n{\"n\":-1}"), Some(0));
+    std::fs::remove_file(grammar).unwrap();
+    // Bad markers are usage errors (clap's exit status 2), saying what to give.
+    for (markers, words) in [("<think>", "OPEN,CLOSE"), ("x,x", "two different texts")] {
+        let out = gbnfc(&["compile", "-", "--reasoning-markers", markers], "{}");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(words), "{}", stderr(&out));
+    }
+}
