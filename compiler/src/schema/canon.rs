@@ -145,16 +145,15 @@ impl Writer<'_, '_, '_, '_> {
                 _ => None,
             })
             .collect();
-        let members = match level.first() {
-            Some(_) => self
+        let members = match level.is_empty() {
+            true => Vec::new(),
+            false => self
                 .emitter
                 .settled(level, |arm| admits(arm, value))
                 .unwrap_or_default(),
-            None => Vec::new(),
         };
         let members = without_combinators(&members);
-        let plain = read_arm(&members);
-        let Some(plain) = plain else {
+        let Some(plain) = read_arm(&members) else {
             return self.write_under(value, None, out, depth);
         };
         // An `enum`/`const` member equal to the value: the grammar spells it as the
