@@ -8,6 +8,8 @@ cli/tests/openai_sdk.rs starts the server and runs it. Inputs, from the environm
   GBNFC_API_KEY    the key the server was started with (required)
   GBNFC_EXAMPLES   the seed examples folder (default: <repo>/../shared/examples)
   GBNFC_REPO       the repository root (default: this script's ../)
+  GBNFC_REASONING  1: the server's model reasons (it was started with a reasoning
+                   chat template); run the reasoning cases instead of the others
 
 The model is tiny, so what it says is poor; what the grammar guarantees is checked
 instead: the shape of every response and chunk (the SDK validates them against its own
@@ -49,6 +51,7 @@ REPO = Path(os.environ.get("GBNFC_REPO") or Path(__file__).resolve().parent.pare
 EXAMPLES = Path(os.environ.get("GBNFC_EXAMPLES") or REPO / "../shared/examples")
 BASE_URL = os.environ.get("GBNFC_BASE_URL", "")
 API_KEY = os.environ.get("GBNFC_API_KEY", "")
+REASONING = os.environ.get("GBNFC_REASONING") == "1"
 
 # Prompts for the seed schemas (the model is tiny: they only give it something to say).
 PROMPTS = {
@@ -629,7 +632,96 @@ class Checks:
 
     # ---- running ------------------------------------------------------------------
 
+    # ---- reasoning (GBNFC_REASONING=1) -------------------------------------------------
+
+    def reasoning_of(self, message: Any, what: str = "message") -> str:
+        """The thinking a reasoning model's message carries: a string, markers left out."""
+        reasoning = getattr(message, "reasoning_content", None)
+        expect(isinstance(reasoning, str), f"{what}.reasoning_content is {short(reasoning)}")
+        expect("</think>" not in reasoning, f"{what}: a marker in the thinking: {short(reasoning)}")
+        return reasoning
+
+    def check_reasoning_usage(self, usage: Any, what: str = "usage") -> None:
+        details = getattr(usage, "completion_tokens_details", None)
+        thinking = getattr(details, "reasoning_tokens", None)
+        expect(
+            isinstance(thinking, int) and 0 < thinking < usage.completion_tokens,
+            f"{what}.completion_tokens_details.reasoning_tokens is {thinking!r}"
+            f" of {usage.completion_tokens}",
+        )
+
+    def weather_card_request(self, **extra: Any) -> dict:
+        schema = json.loads((EXAMPLES / "weather-card.schema.json").read_text())
+        return {
+            "messages": [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": PROMPTS["weather-card"]},
+            ],
+            "response_format": self.json_schema_format("weather_card", schema),
+            **self.sampling(400),
+            **extra,
+        }
+
+    def case_reasoning_json_schema(self) -> None:
+        request = self.weather_card_request(reasoning_effort="low")
+        resp = self.client.chat.completions.create(**request)
+        choice = self.check_completion(resp, ("stop",))
+        self.reasoning_of(choice.message)
+        value = parse_json(choice.message.content, "content")
+        validate(value, request["response_format"]["json_schema"]["schema"], "content")
+        self.check_reasoning_usage(resp.usage)
+
+    def case_reasoning_effort_none(self) -> None:
+        resp = self.client.chat.completions.create(
+            **self.weather_card_request(reasoning_effort="none")
+        )
+        choice = self.check_completion(resp, ("stop",))
+        reasoning = self.reasoning_of(choice.message)
+        expect(reasoning == "", f"reasoning_effort none, yet it thought: {short(reasoning)}")
+        parse_json(choice.message.content, "content")
+
+    def case_reasoning_stream(self) -> None:
+        request = self.weather_card_request(
+            reasoning_effort="medium", stream=True, stream_options={"include_usage": True}
+        )
+        chunks = list(self.client.chat.completions.create(**request))
+        choice = self.stream_chunks(chunks)
+        expect(choice.finish_reason == "stop", f"finish_reason {choice.finish_reason!r}")
+        thinking, content, content_began = [], [], False
+        for i, chunk in enumerate(chunks[:-1]):
+            delta = chunk.choices[0].delta
+            piece = getattr(delta, "reasoning_content", None)
+            if piece is not None:
+                expect(not content_began, f"stream[{i}]: thinking after the answer began")
+                thinking.append(piece)
+            if delta.content:
+                content_began = True
+                content.append(delta.content)
+        expect(thinking, "no reasoning_content deltas")
+        text = "".join(content)
+        expect("<think>" not in text, f"the thinking leaked into the content: {short(text)}")
+        value = parse_json(text, "streamed content")
+        validate(value, request["response_format"]["json_schema"]["schema"], "streamed content")
+        self.check_reasoning_usage(chunks[-1].usage, "the last chunk's usage")
+
+    def case_reasoning_tools(self) -> None:
+        resp = self.tool_request("required", reasoning_effort="low")
+        choice = self.check_completion(resp, ("tool_calls",))
+        self.check_tool_calls(choice.message.tool_calls)
+        self.reasoning_of(choice.message)
+
+    def reasoning_cases(self) -> list:
+        return [
+            ("models_list", self.case_models_list),
+            ("reasoning_json_schema", self.case_reasoning_json_schema),
+            ("reasoning_effort_none", self.case_reasoning_effort_none),
+            ("reasoning_stream", self.case_reasoning_stream),
+            ("reasoning_tools", self.case_reasoning_tools),
+        ]
+
     def all_cases(self) -> list:
+        if REASONING:
+            return self.reasoning_cases()
         return (
             [("models_list", self.case_models_list)]
             + self.cases_json_schema()

@@ -90,6 +90,10 @@ pub struct Message {
     pub tool_call_id: Option<String>,
     /// For a tool result: the tool's name.
     pub name: Option<String>,
+    /// An assistant's thinking before its answer (`reasoning_content`, as the
+    /// OpenAI-compatible servers return it). Never part of a prompt: templates of reasoning
+    /// models drop the thinking of earlier turns.
+    pub reasoning_content: Option<String>,
 }
 
 impl Message {
@@ -101,6 +105,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            reasoning_content: None,
         }
     }
 
@@ -117,6 +122,14 @@ impl Message {
     /// An assistant message with text.
     pub fn assistant(content: impl Into<String>) -> Message {
         Message::new(Role::Assistant, content)
+    }
+
+    /// The message with the thinking that came before it (`None`: there was none).
+    pub fn with_reasoning(self, reasoning: Option<String>) -> Message {
+        Message {
+            reasoning_content: reasoning,
+            ..self
+        }
     }
 
     /// A tool result answering the call `tool_call_id`.
@@ -202,6 +215,7 @@ impl Message {
             tool_calls,
             tool_call_id: text_field("tool_call_id"),
             name: text_field("name"),
+            reasoning_content: text_field("reasoning_content"),
         })
     }
 
@@ -224,6 +238,9 @@ impl Message {
         }
         if let Some(name) = &self.name {
             object.insert("name".into(), json!(name));
+        }
+        if let Some(reasoning) = &self.reasoning_content {
+            object.insert("reasoning_content".into(), json!(reasoning));
         }
         Value::Object(object)
     }
@@ -369,9 +386,13 @@ pub fn syntax_for(template: Option<&str>) -> Syntax {
     }
 }
 
-/// The chat template stored in the model file, if any (the tool-call layer reads it to
-/// pick the call syntax the model was trained on).
+/// The chat template in use: the one given over the model's own, else the one stored in
+/// the model file, if any (the tool-call layer reads it to pick the call syntax the model
+/// was trained on; reasoning reads its markers in it).
 pub fn template_text(engine: &Engine) -> Option<String> {
+    if let Some(text) = engine.chat_template_override() {
+        return Some(text.to_string());
+    }
     engine
         .model()
         .chat_template(None)
@@ -379,7 +400,8 @@ pub fn template_text(engine: &Engine) -> Option<String> {
         .and_then(|t| t.to_string().ok())
 }
 
-/// The prompt for `messages` under the model's own chat template, ending where the
+/// The prompt for `messages` under the model's own chat template (or the one given over
+/// it, [`EngineOptions::chat_template`](crate::EngineOptions)), ending where the
 /// assistant's answer begins, with earlier tool calls in the template's call syntax
 /// ([`syntax_for`]). A model without a template gets ChatML.
 ///
@@ -406,9 +428,13 @@ pub fn render_prompt_with(
     let template = match template {
         Some(template) => template,
         None => {
-            own = match engine.model().chat_template(None) {
-                Ok(template) => template,
-                Err(_) => LlamaChatTemplate::new("chatml")
+            let given = engine.chat_template_override().map(LlamaChatTemplate::new);
+            own = match (given, engine.model().chat_template(None)) {
+                (Some(given), _) => given.map_err(|e| {
+                    BridgeError::ChatTemplate(format!("the chat template given: {e}"))
+                })?,
+                (None, Ok(template)) => template,
+                (None, Err(_)) => LlamaChatTemplate::new("chatml")
                     .map_err(|e| BridgeError::ChatTemplate(e.to_string()))?,
             };
             &own

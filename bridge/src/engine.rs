@@ -19,7 +19,9 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
+use crate::chat::Message;
 use crate::mask::MaskVocab;
+use crate::reasoning::{Reasoning, ReasoningMode, ReasoningRequest};
 use crate::{backend::backend, gguf, model_path, BridgeError};
 
 /// `true` when a GPU backend (`cuda`, `vulkan` or `metal`) is compiled in, or llama.cpp is
@@ -58,6 +60,11 @@ pub struct EngineOptions {
     pub threads: Option<i32>,
     /// No progress bar while loading.
     pub quiet: bool,
+    /// A chat template over the model's own: a llama.cpp template name (`chatml`,
+    /// `llama3`) or a template's text.
+    pub chat_template: Option<String>,
+    /// Whether generations reason ([`crate::reasoning`]).
+    pub reasoning: ReasoningRequest,
 }
 
 impl Default for EngineOptions {
@@ -70,6 +77,8 @@ impl Default for EngineOptions {
             ctx: DEFAULT_CTX,
             threads: None,
             quiet: true,
+            chat_template: None,
+            reasoning: ReasoningRequest::default(),
         }
     }
 }
@@ -92,6 +101,10 @@ pub struct Engine {
     busy: Mutex<Vec<PromptCache>>,
     /// The vocabulary as the mask engine walks it, built on first use.
     mask_vocab: OnceLock<Arc<MaskVocab>>,
+    /// The chat template given over the model's own.
+    chat_template: Option<String>,
+    /// How generations reason; `None`: they do not.
+    reasoning: Option<Reasoning>,
 }
 
 /// How many evaluated prompts an engine keeps.
@@ -168,7 +181,7 @@ impl Engine {
             .threads
             .filter(|&t| t > 0)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get() as i32));
-        Ok(Engine {
+        let mut engine = Engine {
             model,
             path,
             ctx: options.ctx,
@@ -178,7 +191,26 @@ impl Engine {
             byte_tokens,
             busy: Mutex::new(Vec::new()),
             mask_vocab: OnceLock::new(),
-        })
+            chat_template: options.chat_template.clone(),
+            reasoning: None,
+        };
+        if options.reasoning.mode != ReasoningMode::Off {
+            let probe = crate::chat::render_prompt(&engine, &[Message::user("Hello")])?;
+            let template = crate::chat::template_text(&engine);
+            engine.reasoning = Reasoning::resolve(&options.reasoning, template.as_deref(), &probe)?;
+        }
+        Ok(engine)
+    }
+
+    /// How generations reason (markers, and whether the prompt opens the section);
+    /// `None` when they do not.
+    pub fn reasoning(&self) -> Option<&Reasoning> {
+        self.reasoning.as_ref()
+    }
+
+    /// The chat template given over the model's own (`--chat-template`), if any.
+    pub fn chat_template_override(&self) -> Option<&str> {
+        self.chat_template.as_deref()
     }
 
     /// The llama.cpp model.

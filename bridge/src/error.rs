@@ -61,6 +61,9 @@ pub enum BridgeError {
         /// A context size that would fit the prompt and one generated token.
         needed: usize,
     },
+    /// Reasoning was asked for but cannot be set up (no markers known).
+    #[error("{0}")]
+    Reasoning(String),
     /// The model has no chat template and none could be applied.
     #[error("cannot build the prompt with the model's chat template: {0}")]
     ChatTemplate(String),

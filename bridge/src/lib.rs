@@ -25,6 +25,7 @@ pub mod mcp;
 pub mod mcp_loop;
 pub mod model_path;
 pub mod openai;
+pub mod reasoning;
 pub mod server;
 pub mod structured;
 pub mod tool_calls;

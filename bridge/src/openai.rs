@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use crate::chat::Message;
-use crate::generate::Finish;
+use crate::generate::{Finish, Stats};
 
 /// Token counts of a completion (all attempts of a retried request together).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -18,16 +18,32 @@ pub struct Usage {
     pub prompt_tokens: usize,
     /// Tokens generated.
     pub completion_tokens: usize,
+    /// Of those, the reasoning section's.
+    pub reasoning_tokens: usize,
 }
 
 impl Usage {
-    /// The OpenAI `usage` object.
+    /// The token counts of `stats`.
+    pub fn of(stats: &Stats) -> Usage {
+        Usage {
+            prompt_tokens: stats.prompt_tokens,
+            completion_tokens: stats.generated_tokens,
+            reasoning_tokens: stats.reasoning_tokens,
+        }
+    }
+
+    /// The OpenAI `usage` object; with reasoning, `completion_tokens_details` says how
+    /// many of the completion's tokens were thinking.
     pub fn to_json(self) -> Value {
-        json!({
+        let mut usage = json!({
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
-        })
+        });
+        if self.reasoning_tokens > 0 {
+            usage["completion_tokens_details"] = json!({"reasoning_tokens": self.reasoning_tokens});
+        }
+        usage
     }
 }
 

@@ -151,6 +151,8 @@ pub struct Structured {
     pub text: String,
     /// Its JSON value (always present for a schema; for a grammar, when it is JSON).
     pub value: Option<Value>,
+    /// On an engine that reasons, the thinking before the answer (never validated).
+    pub reasoning: Option<String>,
     /// Generations it took (1 + retries used).
     pub attempts: usize,
     /// Costs of all attempts together.
@@ -160,15 +162,13 @@ pub struct Structured {
 impl Structured {
     /// Token counts over all attempts.
     pub fn usage(&self) -> Usage {
-        Usage {
-            prompt_tokens: self.stats.prompt_tokens,
-            completion_tokens: self.stats.generated_tokens,
-        }
+        Usage::of(&self.stats)
     }
 
-    /// The assistant message carrying the result.
+    /// The assistant message carrying the result (and the thinking, as
+    /// `reasoning_content`).
     pub fn message(&self) -> Message {
-        Message::assistant(self.text.clone())
+        Message::assistant(self.text.clone()).with_reasoning(self.reasoning.clone())
     }
 
     /// The result as an OpenAI `chat.completion` object.
@@ -246,6 +246,7 @@ pub fn run_prepared(
                 Verdict::Accept(Structured {
                     text: generation.text.clone(),
                     value,
+                    reasoning: generation.reasoning.clone(),
                     attempts: attempt.number,
                     stats: attempt.stats.clone(),
                 })

@@ -213,10 +213,7 @@ pub struct CallReply {
 impl CallReply {
     /// Token counts for `usage`.
     pub fn usage(&self) -> Usage {
-        Usage {
-            prompt_tokens: self.stats.prompt_tokens,
-            completion_tokens: self.stats.generated_tokens,
-        }
+        Usage::of(&self.stats)
     }
 
     /// The reply as an OpenAI `chat.completion` object.
@@ -251,7 +248,8 @@ pub fn call(
             // Free prose (no tools offered, no response_format): like the hosted APIs, a
             // cut-off answer comes back as it is, with finish_reason `length`.
             Finish::Truncated if grammar.is_none() => Verdict::Accept(CallReply {
-                message: Message::assistant(generation.text.trim().to_string()),
+                message: Message::assistant(generation.text.trim().to_string())
+                    .with_reasoning(generation.reasoning.clone()),
                 finish_reason: FinishReason::Length,
                 text: generation.text.clone(),
                 attempts: attempt.number,
@@ -277,6 +275,7 @@ pub fn call(
                         content
                     },
                     tool_calls: calls,
+                    reasoning_content: generation.reasoning.clone(),
                     ..Message::assistant("")
                 };
                 Verdict::Accept(CallReply {

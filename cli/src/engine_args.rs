@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 use gbnfc_bridge::engine::{Engine, EngineOptions, DEFAULT_CTX};
 use gbnfc_bridge::generate::GrammarEngine;
+use gbnfc_bridge::reasoning::{ReasoningMode, ReasoningRequest, DEFAULT_REASONING_BUDGET};
 use gbnfc_bridge::{backend, BridgeError, GenerateOptions};
+use gbnfc_compiler::reasoning::ReasoningMarkers;
 
 use crate::Failure;
 
@@ -27,6 +29,24 @@ pub struct EngineArgs {
     /// Threads for evaluation (default: every core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..), help_heading = "Model")]
     pub threads: Option<i32>,
+    /// A chat template over the model's own: a llama.cpp template name (`chatml`,
+    /// `llama3`, `deepseek3`, …) or a file holding a template's text.
+    #[arg(long, value_name = "NAME|FILE", help_heading = "Model")]
+    pub chat_template: Option<String>,
+    /// Reasoning: `auto` lets the model think before it answers when its chat template (or
+    /// --reasoning-markers) names the markers, `on` insists, `off` applies the grammar from
+    /// the first token. The thinking is never constrained, never validated and never shown
+    /// as the answer.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ReasoningMode::parse, help_heading = "Reasoning")]
+    pub reasoning: ReasoningMode,
+    /// The reasoning markers, over those found in the chat template (for example
+    /// `<think>,</think>`).
+    #[arg(long, value_name = "OPEN,CLOSE", value_parser = ReasoningMarkers::parse, help_heading = "Reasoning")]
+    pub reasoning_markers: Option<ReasoningMarkers>,
+    /// Tokens the model may think; then the closing marker is written for it and the
+    /// answer begins, with --max-tokens of its own. 0 skips the thinking.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REASONING_BUDGET, help_heading = "Reasoning")]
+    pub reasoning_budget: usize,
     /// Random seed: the same seed, prompt and model give the same output.
     #[arg(long, default_value_t = 0, help_heading = "Sampling")]
     pub seed: u32,
@@ -57,15 +77,28 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
-    /// How to load the model.
-    pub fn engine_options(&self) -> EngineOptions {
-        EngineOptions {
+    /// How to load the model; a `--chat-template` that names a file is read from it.
+    pub fn engine_options(&self) -> Result<EngineOptions, Failure> {
+        let chat_template = match &self.chat_template {
+            Some(given) if std::path::Path::new(given).is_file() => {
+                Some(std::fs::read_to_string(given).map_err(|e| {
+                    Failure::new(format!("cannot read the chat template {given}: {e}"))
+                })?)
+            }
+            other => other.clone(),
+        };
+        Ok(EngineOptions {
             model: self.model.clone(),
             n_gpu_layers: self.n_gpu_layers,
             ctx: self.ctx,
             threads: self.threads,
             quiet: self.quiet,
-        }
+            chat_template,
+            reasoning: ReasoningRequest {
+                mode: self.reasoning,
+                markers: self.reasoning_markers.clone(),
+            },
+        })
     }
 
     /// How to sample.
@@ -78,13 +111,21 @@ impl EngineArgs {
             repeat_penalty: self.repeat_penalty,
             close_out: true,
             grammar_engine: self.grammar_engine,
+            reasoning_budget: self.reasoning_budget,
         }
     }
 
-    /// Loads the model (with llama.cpp's log on under `-v`).
+    /// Loads the model (with llama.cpp's log on under `-v`), the chat template read from
+    /// its file when `--chat-template` names one.
     pub fn load(&self) -> Result<Engine, Failure> {
         backend::set_verbose(self.verbose);
-        Engine::load(&self.engine_options()).map_err(failure)
+        let engine = Engine::load(&self.engine_options()?).map_err(failure)?;
+        if self.verbose {
+            if let Some(reasoning) = engine.reasoning() {
+                eprintln!("reasoning: {reasoning}");
+            }
+        }
+        Ok(engine)
     }
 }
 
@@ -105,6 +146,9 @@ pub fn failure(error: BridgeError) -> Failure {
             Some("raise --retries, or relax the keywords reported as validation-only")
         }
         BridgeError::GrammarCheck(_) => Some("`gbnfc check` shows where"),
+        BridgeError::Reasoning(_) => {
+            Some("pass --reasoning-markers OPEN,CLOSE, or --reasoning auto to go on without")
+        }
         _ => None,
     };
     let failure = Failure::new(error.to_string());

@@ -64,7 +64,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
         queue: args.queue,
         max_body: args.max_body,
         request_timeout: Duration::from_secs_f64(args.request_timeout),
-        engine: args.engine.engine_options(),
+        engine: args.engine.engine_options()?,
         defaults: args.engine.generate_options(),
         retries: args.retries,
     };

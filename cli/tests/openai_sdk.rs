@@ -31,12 +31,13 @@ struct Server {
 }
 
 impl Server {
-    /// Starts `gbnfc serve` on a free port of 127.0.0.1 with `api_key`.
-    fn start(api_key: &str) -> Server {
+    /// Starts `gbnfc serve` on a free port of 127.0.0.1 with `api_key` and `extra` flags.
+    fn start(api_key: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gbnfc"))
             .args(["serve", "--host", "127.0.0.1", "--port", "0", "--api-key"])
             .arg(api_key)
             .args(["--parallel", "2", "--seed", "1"])
+            .args(extra)
             .current_dir(repo())
             .env_remove("GBNFC_MODEL")
             .stdin(Stdio::null())
@@ -131,8 +132,9 @@ fn api_key() -> String {
     format!("sk-gbnfc-test-{pid}-{nanos:x}")
 }
 
-#[test]
-fn openai_python_sdk_against_gbnfc_serve() {
+/// Runs scripts/openai_sdk_check.py against a server started with `extra` flags (and
+/// `GBNFC_REASONING=1` when `reasoning`).
+fn sdk_check(extra: &[&str], reasoning: bool) {
     let python = venv_python();
     let examples = repo().join("../shared/examples");
     assert!(
@@ -141,7 +143,7 @@ fn openai_python_sdk_against_gbnfc_serve() {
         examples.display()
     );
     let key = api_key();
-    let mut server = Server::start(&key);
+    let mut server = Server::start(&key, extra);
     let url = server.url();
 
     let out = Command::new(&python)
@@ -151,6 +153,7 @@ fn openai_python_sdk_against_gbnfc_serve() {
         .env("GBNFC_API_KEY", &key)
         .env("GBNFC_EXAMPLES", &examples)
         .env("GBNFC_REPO", repo())
+        .env("GBNFC_REASONING", if reasoning { "1" } else { "0" })
         .env("PYTHONUNBUFFERED", "1")
         .stdin(Stdio::null())
         .output()
@@ -165,4 +168,23 @@ fn openai_python_sdk_against_gbnfc_serve() {
     );
     // Shown with --nocapture: which cases ran and how long each took.
     println!("{stdout}");
+}
+
+#[test]
+fn openai_python_sdk_against_gbnfc_serve() {
+    sdk_check(&[], false);
+}
+
+/// The default model under a real reasoning model's chat template (DeepSeek-R1-Distill's):
+/// `reasoning_content` beside `content` in answers and as its own stream deltas,
+/// `reasoning_effort` honoured, the answer valid.
+#[test]
+fn openai_python_sdk_sees_reasoning_content() {
+    let template =
+        repo().join("bridge/tests/fixtures/deepseek-r1-distill-qwen-7b.chat_template.jinja");
+    let template = template.to_str().unwrap();
+    sdk_check(
+        &["--chat-template", template, "--reasoning-budget", "32"],
+        true,
+    );
 }

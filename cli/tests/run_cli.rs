@@ -98,10 +98,10 @@ fn a_schema_result_is_printed_as_json() {
     );
 }
 
-#[test]
-fn openai_prints_a_chat_completion_and_stats_go_to_stderr() {
+/// `gbnfc run` on the weather card's response_format with `--openai --stats`, and `extra`.
+fn weather_card_openai(extra: &[&str]) -> Output {
     let format = example("weather-card.response-format.json");
-    let out = gbnfc(&[
+    let mut args = vec![
         "run",
         "--response-format",
         &format,
@@ -114,7 +114,14 @@ fn openai_prints_a_chat_completion_and_stats_go_to_stderr() {
         "--openai",
         "--stats",
         "--quiet",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    gbnfc(&args)
+}
+
+#[test]
+fn openai_prints_a_chat_completion_and_stats_go_to_stderr() {
+    let out = weather_card_openai(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let completion: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(completion["id"].as_str().unwrap().starts_with("chatcmpl-"));
@@ -140,6 +147,61 @@ fn openai_prints_a_chat_completion_and_stats_go_to_stderr() {
     }
     assert_eq!(stats["grammar_engine"], "gbnfc");
     assert_eq!(stats["attempts"], 1);
+}
+
+/// The default model under a real reasoning model's chat template: it thinks, the
+/// thinking comes back as `reasoning_content`, the answer alone as `content`, and
+/// `--stats` counts the two apart.
+#[test]
+fn a_reasoning_template_gives_reasoning_content_and_split_stats() {
+    let template =
+        repo().join("bridge/tests/fixtures/deepseek-r1-distill-qwen-7b.chat_template.jinja");
+    let template = template.to_str().unwrap();
+    let out = weather_card_openai(&["--chat-template", template, "--reasoning-budget", "12"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let completion: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let message = &completion["choices"][0]["message"];
+    let reasoning = message["reasoning_content"].as_str().unwrap();
+    assert!(!reasoning.contains("</think>"), "{reasoning}");
+    let content: Value = serde_json::from_str(message["content"].as_str().unwrap()).unwrap();
+    assert!(content["commute_advice"]["go_to_work"]["need_umbrella"].is_boolean());
+    let stats: Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    let thinking = stats["reasoning_tokens"].as_u64().unwrap();
+    let answer = stats["answer_tokens"].as_u64().unwrap();
+    assert!(thinking > 0 && answer > 0, "{stats}");
+    assert_eq!(
+        thinking + answer,
+        stats["generated_tokens"].as_u64().unwrap()
+    );
+    assert_eq!(
+        completion["usage"]["completion_tokens_details"]["reasoning_tokens"].as_u64(),
+        Some(thinking)
+    );
+}
+
+#[test]
+fn reasoning_on_needs_markers() {
+    let schema = example("query-order.schema.json");
+    let out = gbnfc(&[
+        "run",
+        "--schema",
+        &schema,
+        "--prompt",
+        "x",
+        "--reasoning",
+        "on",
+    ]);
+    fails_with(&out, &["reasoning markers", "--reasoning-markers"]);
+    let out = gbnfc(&[
+        "run",
+        "--schema",
+        &schema,
+        "--prompt",
+        "x",
+        "--reasoning",
+        "maybe",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]

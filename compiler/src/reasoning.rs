@@ -82,12 +82,15 @@ impl ReasoningMarkers {
         ReasoningMarkers::new(open, close)
     }
 
-    /// The markers a chat template writes: the first of [`KNOWN_MARKERS`] whose both
-    /// markers it holds; `None` when it holds none (a model that does not reason).
+    /// The markers a chat template writes: the first of [`KNOWN_MARKERS`] whose closing
+    /// marker it holds; `None` when it holds none (a model that does not reason). The
+    /// opening marker need not be there: the first DeepSeek-R1 distills write it
+    /// themselves, and their template names only the closing one, to cut the thinking out
+    /// of earlier turns.
     pub fn in_template(template: &str) -> Option<ReasoningMarkers> {
         KNOWN_MARKERS
             .iter()
-            .find(|(open, close)| template.contains(open) && template.contains(close))
+            .find(|(_, close)| template.contains(close))
             .map(|&(open, close)| ReasoningMarkers {
                 open: open.to_string(),
                 close: close.to_string(),
@@ -263,6 +266,9 @@ mod tests {
             ReasoningMarkers::in_template("<|im_start|>{{ content }}"),
             None
         );
+        let r1_distill =
+            "{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}";
+        assert_eq!(ReasoningMarkers::in_template(r1_distill), Some(think()));
         assert_eq!(ReasoningMarkers::parse("<think>,</think>"), Ok(think()));
         assert!(ReasoningMarkers::parse("<think>")
             .unwrap_err()

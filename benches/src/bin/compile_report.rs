@@ -69,6 +69,7 @@ fn one_token_ms(engine: &Engine) -> f64 {
                 repeat_penalty: 1.0,
                 close_out: false,
                 grammar_engine: GrammarEngine::Gbnfc,
+                ..GenerateOptions::default()
             };
             let generation = generate(engine, &prompt, None, &options).expect("model generates");
             1e3 / generation.stats.tokens_per_second()

@@ -65,6 +65,7 @@ fn measure(
             repeat_penalty: 1.0,
             close_out: true,
             grammar_engine,
+            ..GenerateOptions::default()
         };
         let generation = generate(engine, prompt, grammar, &options).unwrap();
         let stats = &generation.stats;

@@ -39,6 +39,8 @@ pub(crate) struct GrammarState {
     pub(super) checker: Checker,
     /// The grammar names tokens itself, control tokens included: they are not masked.
     pub(super) tokens: bool,
+    /// The grammar was given a reasoning section ([`crate::reasoning`]).
+    pub(super) reasoning: bool,
     pub(super) closer: Option<Closer>,
 }
 
@@ -86,7 +88,8 @@ impl Checker {
 
 impl GrammarState {
     /// The checker (gbnfc's own engine when `kind` asks for it and the grammar names no
-    /// tokens, else llama.cpp's) and, with `close_out`, the close-out parser of `grammar`.
+    /// tokens, else llama.cpp's) and, with `close_out`, the close-out parser of `grammar`
+    /// — after a reasoning section when the engine reasons.
     ///
     /// # Errors
     /// As [`grammar_sampler`] (llama.cpp's engine).
@@ -96,6 +99,11 @@ impl GrammarState {
         close_out: bool,
         kind: GrammarEngine,
     ) -> Result<GrammarState, BridgeError> {
+        let grammar = match engine.reasoning() {
+            Some(reasoning) => reasoning.wrap(grammar)?,
+            None => std::borrow::Cow::Borrowed(grammar),
+        };
+        let grammar = grammar.as_ref();
         let tokens = has_token_refs(grammar);
         let own = match kind {
             GrammarEngine::Gbnfc if !tokens => MaskGrammar::new(grammar, engine.mask_vocab()),
@@ -114,6 +122,7 @@ impl GrammarState {
         Ok(GrammarState {
             checker,
             tokens,
+            reasoning: engine.reasoning().is_some(),
             closer: if close_out {
                 Closer::new(grammar)
             } else {

@@ -3,6 +3,8 @@
 
 use serde_json::{json, Value};
 
+use crate::reasoning::DEFAULT_REASONING_BUDGET;
+
 /// How many tokens back the repetition penalty looks.
 pub const PENALTY_WINDOW: i32 = 64;
 
@@ -23,6 +25,10 @@ pub struct GenerateOptions {
     pub close_out: bool,
     /// Which engine checks tokens against the grammar.
     pub grammar_engine: GrammarEngine,
+    /// On an engine that reasons ([`crate::reasoning`]): the tokens the model may think
+    /// before the closing marker is written for it. The answer keeps `max_tokens` of its
+    /// own after the section.
+    pub reasoning_budget: usize,
 }
 
 /// Which engine checks tokens against the grammar and masks the vocabulary.
@@ -50,7 +56,7 @@ impl GrammarEngine {
 
 impl Default for GenerateOptions {
     /// Seed 0, temperature 0.8, top-p 0.95, 512 tokens, no repetition penalty, close-out on,
-    /// gbnfc's grammar engine.
+    /// gbnfc's grammar engine, [`DEFAULT_REASONING_BUDGET`] tokens of reasoning.
     fn default() -> Self {
         GenerateOptions {
             seed: 0,
@@ -60,6 +66,7 @@ impl Default for GenerateOptions {
             repeat_penalty: 1.0,
             close_out: true,
             grammar_engine: GrammarEngine::Gbnfc,
+            reasoning_budget: DEFAULT_REASONING_BUDGET,
         }
     }
 }
@@ -91,6 +98,9 @@ pub struct Stats {
     pub prompt_tokens: usize,
     /// Tokens generated (closing-out tokens included).
     pub generated_tokens: usize,
+    /// Of those, the reasoning section's, its markers included (0 when the engine does not
+    /// reason).
+    pub reasoning_tokens: usize,
     /// Milliseconds evaluating the prompt (or restoring it from the cache).
     pub prompt_ms: f64,
     /// The prompt's evaluation came from the engine's cache (same prompt as last time).
@@ -135,6 +145,7 @@ impl Stats {
     pub fn add(&mut self, other: &Stats) {
         self.prompt_tokens += other.prompt_tokens;
         self.generated_tokens += other.generated_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
         self.prompt_ms += other.prompt_ms;
         self.prompt_cached |= other.prompt_cached;
         self.decode_ms += other.decode_ms;
@@ -158,6 +169,8 @@ impl Stats {
         json!({
             "prompt_tokens": self.prompt_tokens,
             "generated_tokens": self.generated_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "answer_tokens": self.generated_tokens - self.reasoning_tokens,
             "prompt_ms": ms(self.prompt_ms),
             "prompt_cached": self.prompt_cached,
             "decode_ms": ms(self.decode_ms),
@@ -179,8 +192,11 @@ impl Stats {
 /// The text a generation produced, how it ended, and what it cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Generation {
-    /// The output text (lossily decoded if a truncated run ended inside a character).
+    /// The output text (lossily decoded if a truncated run ended inside a character): on
+    /// an engine that reasons, the answer alone, after the reasoning section.
     pub text: String,
+    /// On an engine that reasons, the thinking between the markers.
+    pub reasoning: Option<String>,
     /// How it ended.
     pub finish: Finish,
     /// Costs.

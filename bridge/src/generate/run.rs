@@ -1,6 +1,7 @@
 //! One generation stepped token by token: sample without the grammar, check the token,
 //! mask only when it is refused, and close out before the budget runs short.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use gbnfc_compiler::gbnf::llama_stacks::LlamaStacks;
@@ -15,6 +16,7 @@ use crate::close_plan::{close_plan, fits};
 use crate::closeout::Closer;
 use crate::engine::Engine;
 use crate::mask::Spelling;
+use crate::reasoning::Reasoning;
 use crate::BridgeError;
 
 /// What one step of a generation asks of its caller.
@@ -58,6 +60,27 @@ pub(crate) struct Run<'e> {
     pub(super) spelling: Spelling,
     pub(super) generated: usize,
     pub(super) budget: usize,
+    /// The reasoning section, on an engine that reasons.
+    pub(super) section: Option<Section>,
+    /// Tokens written for the model, decoded one per step before it samples again.
+    pub(super) forced: VecDeque<LlamaToken>,
+}
+
+/// A generation's reasoning section: its markers, the tokens the model may think, and
+/// where it stands.
+pub(super) struct Section {
+    reasoning: Reasoning,
+    /// The grammar holds the section, so its budget can be enforced (free text is only
+    /// taken apart).
+    enforced: bool,
+    /// Tokens the model may draw inside the section.
+    budget: usize,
+    /// Tokens the model has drawn inside it.
+    drawn: usize,
+    /// Output bytes already searched for the closing marker (past the section's start).
+    searched: usize,
+    /// Tokens generated when the closing marker was complete.
+    closed_after: Option<usize>,
 }
 
 impl<'e> Run<'e> {
@@ -84,7 +107,22 @@ impl<'e> Run<'e> {
                 needed: prompt.len() + options.max_tokens.max(1),
             });
         }
-        let budget = options.max_tokens.min(n_ctx - prompt.len());
+        let section = engine.reasoning().map(|reasoning| Section {
+            reasoning: reasoning.clone(),
+            enforced: grammar.as_ref().is_some_and(|state| state.reasoning),
+            budget: options.reasoning_budget,
+            drawn: 0,
+            searched: reasoning.text_start(),
+            closed_after: None,
+        });
+        let thinking = section
+            .as_ref()
+            .filter(|s| s.enforced)
+            .map_or(0, |s| s.budget);
+        let budget = options
+            .max_tokens
+            .saturating_add(thinking)
+            .min(n_ctx - prompt.len());
         let mut run = Run {
             engine,
             grammar,
@@ -100,6 +138,8 @@ impl<'e> Run<'e> {
             spelling: Spelling::default(),
             generated: 0,
             budget,
+            section,
+            forced: VecDeque::new(),
         };
         if let Some(closer) = run.grammar.as_mut().and_then(|s| s.closer.as_mut()) {
             // Close-out keeps "generated + shortest completion ≤ budget", which must hold
@@ -134,6 +174,12 @@ impl<'e> Run<'e> {
         if self.generated >= self.budget {
             return Ok(Step::Done(self.finish_at_budget()));
         }
+        if self.forced.is_empty() && self.thinking_spent() {
+            self.forced = self.closing_tokens().into();
+        }
+        if let Some(token) = self.forced.pop_front() {
+            return self.take_forced(token);
+        }
         let token = match self.pick(logits)? {
             Pick::Token(token) => token,
             Pick::End => return Ok(Step::Done(Finish::Stop)),
@@ -145,7 +191,16 @@ impl<'e> Run<'e> {
             Guard::Proceed { followed } => followed,
             Guard::ClosedOut(finish) => return Ok(Step::Done(finish)),
         };
+        if let Some(section) = self.section.as_mut().filter(|s| s.closed_after.is_none()) {
+            section.drawn += 1;
+        }
         self.accept(token, followed)?;
+        self.after_token(token)
+    }
+
+    /// After a token is taken: stop when the grammar is done or the budget spent, else
+    /// decode it.
+    fn after_token(&mut self, token: LlamaToken) -> Result<Step, BridgeError> {
         if self.grammar_finished() {
             return Ok(Step::Done(Finish::Stop));
         }
@@ -171,6 +226,19 @@ impl<'e> Run<'e> {
         &mut self.stats
     }
 
+    /// The output so far, for showing as it grows: the reasoning section's text and the
+    /// answer's, apart (on an engine that does not reason, all of it is answer). What may
+    /// be the start of a marker waits.
+    pub(crate) fn parts(&self) -> (&[u8], &[u8]) {
+        match &self.section {
+            Some(section) => {
+                let (reasoning, answer) = section.reasoning.ranges(&self.bytes, true);
+                (&self.bytes[reasoning], &self.bytes[answer])
+            }
+            None => (&[], &self.bytes),
+        }
+    }
+
     /// The finished generation.
     pub(crate) fn into_generation(mut self, finish: Finish) -> Generation {
         self.stats.generated_tokens = self.generated;
@@ -178,11 +246,94 @@ impl<'e> Run<'e> {
             Ok(text) => text,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         };
+        let (text, reasoning) = match &self.section {
+            Some(section) => {
+                let reasoning = &section.reasoning;
+                let began = reasoning.opened() || text.starts_with(reasoning.markers().open());
+                if began {
+                    self.stats.reasoning_tokens = section.closed_after.unwrap_or(self.generated);
+                }
+                let split = reasoning.split(&text);
+                (split.answer.to_string(), Some(split.reasoning.to_string()))
+            }
+            None => (text, None),
+        };
         Generation {
             text,
+            reasoning,
             finish,
             stats: self.stats,
         }
+    }
+
+    /// The model has drawn its reasoning budget and the section is still open.
+    fn thinking_spent(&self) -> bool {
+        self.section
+            .as_ref()
+            .is_some_and(|s| s.enforced && s.closed_after.is_none() && s.drawn >= s.budget)
+    }
+
+    /// The tokens that close the reasoning section from here: the rest of the markers in
+    /// the tokenizer's own split (the model reads them, and goes on to answer), or, after
+    /// a character cut in two, close-out's plan up to the closing marker's end.
+    fn closing_tokens(&mut self) -> Vec<LlamaToken> {
+        let Some(section) = &self.section else {
+            return Vec::new();
+        };
+        let reasoning = section.reasoning.clone();
+        if !self.pending.is_empty() {
+            return self.planned_close(&reasoning);
+        }
+        let (open, close) = (reasoning.markers().open(), reasoning.markers().close());
+        let rest = if self.bytes.len() < reasoning.text_start() {
+            // Inside the opening marker, which the grammar makes the output's start.
+            format!(
+                "{}{close}",
+                open.get(self.bytes.len()..).unwrap_or_default()
+            )
+        } else {
+            let written = (0..close.len())
+                .rev()
+                .find(|&n| {
+                    close.is_char_boundary(n) && self.bytes.ends_with(&close.as_bytes()[..n])
+                })
+                .unwrap_or(0);
+            close[written..].to_string()
+        };
+        self.engine.tokenize_text(&rest)
+    }
+
+    /// Close-out's shortest completion, up to the token that ends the closing marker.
+    fn planned_close(&mut self, reasoning: &Reasoning) -> Vec<LlamaToken> {
+        let Some(closer) = self.grammar.as_mut().and_then(|s| s.closer.as_mut()) else {
+            return Vec::new();
+        };
+        let left = self.budget - self.generated;
+        let plan = close_plan(self.engine, closer, &mut self.spelling, &self.pending, left);
+        let mut text = self.bytes.clone();
+        let mut tokens = Vec::new();
+        for token in plan.unwrap_or_default() {
+            tokens.push(token);
+            text.extend_from_slice(&self.engine.piece(token));
+            if reasoning.closed_at(&text).is_some() {
+                break;
+            }
+        }
+        tokens
+    }
+
+    /// Takes a token written for the model: one the grammar must allow.
+    fn take_forced(&mut self, token: LlamaToken) -> Result<Step, BridgeError> {
+        let allowed = self
+            .grammar
+            .as_mut()
+            .is_some_and(|s| s.checker.allows(token));
+        if !allowed {
+            self.forced.clear();
+            return Ok(Step::Done(Finish::Truncated));
+        }
+        self.accept(token, false)?;
+        self.after_token(token)
     }
 
     /// One sampling step over `logits`: draw without the grammar, check the draw, and
@@ -385,6 +536,14 @@ impl<'e> Run<'e> {
         self.chain.accept(token);
         self.bytes.extend_from_slice(&piece);
         self.generated += 1;
+        if let Some(section) = self.section.as_mut().filter(|s| s.closed_after.is_none()) {
+            let close = section.reasoning.markers().close().len();
+            let from = section.searched.saturating_sub(close - 1);
+            if section.reasoning.close_in(&self.bytes, from).is_some() {
+                section.closed_after = Some(self.generated);
+            }
+            section.searched = self.bytes.len().max(section.searched);
+        }
         Ok(())
     }
 

@@ -121,7 +121,8 @@ async fn admit(
             None,
         )
     })?;
-    let request = request::read(&value, &state.options.defaults)?;
+    let reasons = ready.scheduler.engine_arc().reasoning().is_some();
+    let request = request::read(&value, &state.options.defaults, reasons)?;
     super::fault::handler(request.model.as_deref());
     let permit = Arc::clone(&state.admission)
         .try_acquire_owned()
@@ -294,13 +295,10 @@ fn answer(
         None => {
             let prompt = chat::render_prompt(generator.engine(), &request.messages)?;
             let generation = generator.generate(&prompt, None, &request.options)?;
-            let usage = Usage {
-                prompt_tokens: generation.stats.prompt_tokens,
-                completion_tokens: generation.stats.generated_tokens,
-            };
+            let usage = Usage::of(&generation.stats);
             Ok(openai::chat_completion(
                 model,
-                &Message::assistant(generation.text),
+                &Message::assistant(generation.text).with_reasoning(generation.reasoning),
                 FinishReason::from(generation.finish),
                 usage,
             ))

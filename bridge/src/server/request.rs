@@ -73,11 +73,16 @@ pub struct ChatRequest {
     pub include_usage: bool,
 }
 
-/// Reads a request body (already parsed as JSON) with `defaults` for what it leaves out.
+/// Reads a request body (already parsed as JSON) with `defaults` for what it leaves out;
+/// `reasons`: the served model thinks before it answers ([`crate::reasoning`]).
 ///
 /// # Errors
 /// A 400 naming the field that is wrong.
-pub fn read(body: &Value, defaults: &GenerateOptions) -> Result<ChatRequest, ApiError> {
+pub fn read(
+    body: &Value,
+    defaults: &GenerateOptions,
+    reasons: bool,
+) -> Result<ChatRequest, ApiError> {
     let object = body
         .as_object()
         .ok_or_else(|| ApiError::bad_request("the request body must be a JSON object", None))?;
@@ -91,7 +96,8 @@ pub fn read(body: &Value, defaults: &GenerateOptions) -> Result<ChatRequest, Api
     };
     let messages = read_messages(object)?;
     let output = read_output(object)?;
-    let options = read_options(object, defaults)?;
+    let mut options = read_options(object, defaults)?;
+    options.reasoning_budget = read_reasoning_budget(object, defaults.reasoning_budget, reasons)?;
     let stop = read_stop(object)?;
     if !stop.is_empty() && output != Output::Text {
         return Err(ApiError::bad_request(
@@ -204,8 +210,9 @@ fn check_known(key: &str, object: &Map<String, Value>) -> Result<(), ApiError> {
         "functions" | "function_call" => unsupported(
             "the legacy function-calling fields are not served; send `tools` and `tool_choice`",
         ),
-        "audio" | "prediction" | "reasoning_effort" | "web_search_options" | "verbosity"
-        | "prompt_cache_key" | "safety_identifier" => match value {
+        "reasoning_effort" | "reasoning_budget" => Ok(()),
+        "audio" | "prediction" | "web_search_options" | "verbosity" | "prompt_cache_key"
+        | "safety_identifier" => match value {
             Value::Null => Ok(()),
             _ => unsupported("this server does not implement it"),
         },
@@ -367,6 +374,58 @@ fn read_options(
     Ok(options)
 }
 
+/// The reasoning budget: `reasoning_effort` scales the server's own (`none` 0, `minimal`
+/// a quarter, `low` a half, `medium` all of it, `high` twice), or gbnfc's `reasoning_budget`
+/// extension gives it in tokens.
+fn read_reasoning_budget(
+    object: &Map<String, Value>,
+    default: usize,
+    reasons: bool,
+) -> Result<usize, ApiError> {
+    let effort = object.get("reasoning_effort").filter(|v| !v.is_null());
+    let budget = object.get("reasoning_budget").filter(|v| !v.is_null());
+    let asked = match (effort, budget) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "give `reasoning_effort` or `reasoning_budget`, not both",
+                Some("reasoning_budget"),
+            ))
+        }
+        (Some(effort), None) => match effort.as_str() {
+            Some("none") => Some(0),
+            Some("minimal") => Some(default / 4),
+            Some("low") => Some(default / 2),
+            Some("medium") => Some(default),
+            Some("high") => Some(default.saturating_mul(2)),
+            _ => {
+                return Err(wrong(
+                    "reasoning_effort",
+                    "one of none, minimal, low, medium, high",
+                ))
+            }
+        },
+        (None, Some(budget)) => match budget.as_u64() {
+            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            None => return Err(wrong("reasoning_budget", "an integer ≥ 0")),
+        },
+        (None, None) => None,
+    };
+    match asked {
+        Some(n) if n > 0 && !reasons => Err(ApiError::bad_request(
+            "the served model does not reason: its chat template names no reasoning markers \
+             (start the server with --reasoning-markers OPEN,CLOSE for one that does), so \
+             leave reasoning_effort and reasoning_budget out",
+            Some(if effort.is_some() {
+                "reasoning_effort"
+            } else {
+                "reasoning_budget"
+            }),
+        )),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    }
+}
+
 fn read_stop(object: &Map<String, Value>) -> Result<Vec<String>, ApiError> {
     let stop = match object.get("stop") {
         None | Some(Value::Null) => Vec::new(),
@@ -413,7 +472,7 @@ mod tests {
     use serde_json::json;
 
     fn read_body(body: Value) -> Result<ChatRequest, ApiError> {
-        read(&body, &GenerateOptions::default())
+        read(&body, &GenerateOptions::default(), false)
     }
 
     fn user() -> Value {
@@ -426,6 +485,46 @@ mod tests {
         assert_eq!(request.output, Output::Text);
         assert_eq!(request.options, GenerateOptions::default());
         assert_eq!(request.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn reasoning_effort_scales_the_budget_and_needs_a_model_that_reasons() {
+        let defaults = GenerateOptions::default();
+        let budget = |extra: Value, reasons: bool| {
+            let mut body = json!({"messages": user()});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            read(&body, &defaults, reasons).map(|r| r.options.reasoning_budget)
+        };
+        let base = defaults.reasoning_budget;
+        assert_eq!(budget(json!({}), true).unwrap(), base);
+        assert_eq!(
+            budget(json!({"reasoning_effort": "none"}), true).unwrap(),
+            0
+        );
+        assert_eq!(
+            budget(json!({"reasoning_effort": "low"}), true).unwrap(),
+            base / 2
+        );
+        assert_eq!(
+            budget(json!({"reasoning_effort": "high"}), true).unwrap(),
+            base * 2
+        );
+        assert_eq!(budget(json!({"reasoning_budget": 5}), true).unwrap(), 5);
+        assert_eq!(
+            budget(json!({"reasoning_effort": "none"}), false).unwrap(),
+            0
+        );
+        let refused = |extra: Value, reasons: bool| budget(extra, reasons).unwrap_err().message;
+        assert!(refused(json!({"reasoning_effort": "low"}), false).contains("does not reason"));
+        assert!(refused(json!({"reasoning_effort": "max"}), true).contains("one of none"));
+        assert!(refused(json!({"reasoning_budget": -1}), true).contains("integer"));
+        assert!(refused(
+            json!({"reasoning_budget": 1, "reasoning_effort": "low"}),
+            true
+        )
+        .contains("not both"));
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub struct Job {
     /// Sampling and budget.
     pub options: GenerateOptions,
     /// Where the output text goes as it grows (whole characters), when streaming.
-    pub text: Option<tokio_mpsc::UnboundedSender<String>>,
+    pub text: Option<tokio_mpsc::UnboundedSender<Piece>>,
     /// Where the finished generation (or the error) goes.
     pub reply: oneshot::Sender<Result<Generation, BridgeError>>,
     /// Set when the client no longer wants the result.
@@ -78,6 +78,15 @@ pub struct Job {
     pub deadline: Option<(Instant, Duration)>,
     /// Stop sequences: the output ends before the first one it contains (free text only).
     pub stop: Vec<String>,
+}
+
+/// A streamed job's new text: the thinking's or the answer's (whole characters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Text of the reasoning section ([`crate::reasoning`]).
+    Reasoning(String),
+    /// Text of the answer.
+    Answer(String),
 }
 
 /// The handle handlers use to reach the engine thread.
@@ -209,7 +218,7 @@ struct Slot<'e> {
 /// A job being generated in a slot.
 struct Active<'e> {
     run: Run<'e>,
-    text: Option<tokio_mpsc::UnboundedSender<String>>,
+    text: Option<tokio_mpsc::UnboundedSender<Piece>>,
     reply: oneshot::Sender<Result<Generation, BridgeError>>,
     cancel: CancelFlag,
     deadline: Option<(Instant, Duration)>,
@@ -217,8 +226,10 @@ struct Active<'e> {
     enqueued: Instant,
     /// The token to decode in the next batch.
     next: Option<LlamaToken>,
-    /// Output bytes already sent as text.
+    /// Bytes of the answer already sent.
     sent: usize,
+    /// Bytes of the thinking already sent.
+    sent_reasoning: usize,
     first_token: bool,
     generation_started: Instant,
 }
@@ -287,6 +298,7 @@ impl<'e> EngineLoop<'e> {
                         enqueued,
                         next: None,
                         sent: 0,
+                        sent_reasoning: 0,
                         first_token: false,
                         generation_started: Instant::now(),
                     };
@@ -522,28 +534,28 @@ impl<'e> EngineLoop<'e> {
         }
     }
 
-    /// Sends the output's new whole characters; `false` when the receiver is gone.
+    /// Sends the output's new whole characters, the thinking's before the answer's;
+    /// `false` when the receiver is gone.
     fn send_text(&self, active: &mut Active<'e>) -> bool {
         let Some(text) = &active.text else {
             return true;
         };
-        let held = held_for_stop(&active.stop, &active.run.bytes()[active.sent..]);
-        let bytes = &active.run.bytes()[active.sent..active.run.bytes().len() - held];
-        let whole = match std::str::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) if e.error_len().is_none() => {
-                std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()
+        let (reasoning, answer) = active.run.parts();
+        let new_reasoning = whole_chars(&reasoning[active.sent_reasoning.min(reasoning.len())..]);
+        let unsent = &answer[active.sent.min(answer.len())..];
+        let held = held_for_stop(&active.stop, unsent);
+        let new_answer = whole_chars(&unsent[..unsent.len() - held]);
+        let (reasoning_sent, answer_sent) = (new_reasoning.len(), new_answer.len());
+        for (piece, len) in [
+            (Piece::Reasoning(new_reasoning.to_string()), reasoning_sent),
+            (Piece::Answer(new_answer.to_string()), answer_sent),
+        ] {
+            if len > 0 && text.send(piece).is_err() {
+                return false;
             }
-            Err(_) => return true,
-        };
-        if whole.is_empty() {
-            return true;
         }
-        let sent = whole.len();
-        if text.send(whole.to_string()).is_err() {
-            return false;
-        }
-        active.sent += sent;
+        active.sent_reasoning += reasoning_sent;
+        active.sent += answer_sent;
         true
     }
 
@@ -577,22 +589,33 @@ fn cut_at_stop(active: &mut Active<'_>) -> bool {
         return false;
     }
     let longest = active.stop.iter().map(String::len).max().unwrap_or(0);
-    let bytes = active.run.bytes();
+    // Stop sequences end the answer (a thinking model's section is not cut); the answer
+    // is the output's end.
+    let (_, answer) = active.run.parts();
+    let start = active.run.bytes().len() - answer.len();
     // Only the unsent text and what a stop sequence could reach back into can hold a
     // new match.
-    let from = active.sent.saturating_sub(longest);
+    let from = active.sent.saturating_sub(longest).min(answer.len());
     let found = active
         .stop
         .iter()
         .filter(|s| !s.is_empty())
-        .filter_map(|s| find(&bytes[from..], s.as_bytes()).map(|at| from + at))
+        .filter_map(|s| find(&answer[from..], s.as_bytes()).map(|at| from + at))
         .min();
     match found {
         Some(at) => {
-            active.run.cut(at);
+            active.run.cut(start + at);
             true
         }
         None => false,
+    }
+}
+
+/// The whole characters at the start of `bytes` (a character the last token cut waits).
+fn whole_chars(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
     }
 }
 

@@ -2,7 +2,8 @@
 //! sends them.
 //!
 //! One generation (no retries: what was sent cannot be taken back) whose text arrives as
-//! it grows. Content goes out as `delta.content`; under tools, the text is read
+//! it grows. Content goes out as `delta.content` (and a reasoning model's thinking before
+//! it as `delta.reasoning_content`, as the OpenAI-compatible servers send it); under tools, the text is read
 //! incrementally ([`CallStream`]): prose as content, each call as a first delta with its
 //! `index`, `id`, `type` and `function.name`, then `function.arguments` fragments. When
 //! the generation ends, the whole text is validated as a non-streamed answer would be;
@@ -27,7 +28,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::api_error::ApiError;
 use super::cache::Compiled;
 use super::completion::Admitted;
-use super::scheduler::{CancelFlag, CancelOnDrop, Job};
+use super::scheduler::{CancelFlag, CancelOnDrop, Job, Piece};
 use crate::chat;
 use crate::generate::{Finish, Generation};
 use crate::openai::{self, FinishReason, Usage};
@@ -147,8 +148,23 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
     {
         return;
     }
-    let mut sent = String::new();
+    let (mut sent, mut sent_reasoning) = (String::new(), String::new());
     while let Some(piece) = text.recv().await {
+        let piece = match piece {
+            Piece::Reasoning(piece) => {
+                sent_reasoning.push_str(&piece);
+                if !send(
+                    &events,
+                    &chunks.chunk(json!({"reasoning_content": piece}), None),
+                )
+                .await
+                {
+                    return;
+                }
+                continue;
+            }
+            Piece::Answer(piece) => piece,
+        };
         sent.push_str(&piece);
         match forward(&mut calls, &piece) {
             Ok(deltas) => {
@@ -169,8 +185,22 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             return fail(ApiError::from_bridge(&e, param)).await;
         }
     };
-    // Text the engine held back (a possible stop sequence that was not one, the end of a
-    // cut character) comes last.
+    // Text the engine held back (a possible stop sequence or closing marker that was not
+    // one, the end of a cut character) comes last.
+    let reasoning_rest = generation
+        .reasoning
+        .as_deref()
+        .and_then(|r| r.get(sent_reasoning.len()..))
+        .unwrap_or_default();
+    if !reasoning_rest.is_empty()
+        && !send(
+            &events,
+            &chunks.chunk(json!({"reasoning_content": reasoning_rest}), None),
+        )
+        .await
+    {
+        return;
+    }
     let rest = generation
         .text
         .get(sent.len()..)
@@ -199,10 +229,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
         return;
     }
     if request.include_usage {
-        let usage = Usage {
-            prompt_tokens: generation.stats.prompt_tokens,
-            completion_tokens: generation.stats.generated_tokens,
-        };
+        let usage = Usage::of(&generation.stats);
         let mut last = chunks.chunk(json!({}), None);
         last["choices"] = json!([]);
         last["usage"] = usage.to_json();
