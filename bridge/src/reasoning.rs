@@ -4,11 +4,11 @@
 //! the markers come from `--reasoning-markers`, else from the chat template
 //! ([`ReasoningMarkers::in_template`]); `auto` reasons when there are markers, `on` insists,
 //! `off` never does. Every grammar a reasoning engine generates under is then wrapped by
-//! [`with_reasoning`](gbnfc_compiler::reasoning::with_reasoning): the section is never
-//! constrained, the answer always is. Generation writes the closing marker itself when the
-//! section's own budget ([`GenerateOptions::reasoning_budget`](crate::GenerateOptions)) is
-//! spent, and splits the section from the answer ([`Reasoning::split`]), so that what is
-//! validated, parsed as tool calls or shown as `content` is the answer alone.
+//! [`with_reasoning`]: the section is never constrained, the answer always is. Generation
+//! writes the closing marker itself when the section's own budget
+//! ([`GenerateOptions::reasoning_budget`](crate::GenerateOptions)) is spent, and splits the
+//! section from the answer ([`Reasoning::split`]), so that what is validated, parsed as
+//! tool calls or shown as `content` is the answer alone.
 
 use std::borrow::Cow;
 use std::fmt;
