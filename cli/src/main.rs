@@ -178,6 +178,14 @@ enum Command {
         /// Whitespace between JSON tokens inside the arguments (the call itself is exact).
         #[arg(long, value_enum, default_value_t = WhitespaceArg::Compact)]
         whitespace: WhitespaceArg,
+        /// Put a reasoning section before the calls (for example `<think>,</think>`): free
+        /// text up to the first closing marker, never constrained. No lazy grammar then: its
+        /// trigger words could appear in the thinking.
+        #[arg(long, value_name = "OPEN,CLOSE", value_parser = ReasoningMarkers::parse)]
+        reasoning_markers: Option<ReasoningMarkers>,
+        /// With --reasoning-markers: the prompt has written the opening marker already.
+        #[arg(long, requires = "reasoning_markers")]
+        reasoning_opened: bool,
     },
     /// Print the canonical text of a JSON value under a schema (what compiled grammars produce).
     #[command(after_help = "Example:\n  gbnfc canon schema.json '{\"b\":1.0,\"a\":\"x\"}'")]
@@ -322,6 +330,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             strict,
             closed,
             whitespace,
+            reasoning_markers,
+            reasoning_opened,
         } => tools_command::run(&tools_command::ToolsArgs {
             file: &file,
             output: output.as_deref(),
@@ -346,6 +356,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 WhitespaceArg::Compact => Whitespace::Compact,
                 WhitespaceArg::Flexible => Whitespace::Flexible,
             },
+            reasoning: reasoning_markers
+                .as_ref()
+                .map(|markers| (markers, reasoning_opened)),
         }),
         Command::Canon {
             schema,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gbnfc_compiler::gbnf::CheckedGrammar;
+use gbnfc_compiler::gbnf::{CheckedGrammar, Grammar};
 use gbnfc_compiler::reasoning::{with_reasoning, ReasoningMarkers};
 use gbnfc_compiler::schema::{self, canon, document::Document, KeywordStatus, Options, Whitespace};
 use serde_json::Value;
@@ -59,6 +59,21 @@ pub struct SchemaFlags {
     pub ref_dir: Option<PathBuf>,
 }
 
+/// `grammar` after a reasoning section with `markers` (left open when the prompt `opened`
+/// it), for `compile` and `tools`.
+pub fn after_reasoning(
+    path: &str,
+    grammar: &Grammar,
+    (markers, opened): (&ReasoningMarkers, bool),
+) -> Result<CheckedGrammar, Failure> {
+    CheckedGrammar::new(with_reasoning(grammar, markers, opened)).map_err(|rejected| {
+        Failure::new(format!(
+            "{path}: the grammar with a reasoning section fails its checks: {rejected}"
+        ))
+        .help("try other reasoning markers")
+    })
+}
+
 /// `gbnfc compile SCHEMA`: prints the grammar (or writes it to `out`), after a reasoning
 /// section when `reasoning` gives its markers (and whether the prompt opened it).
 pub fn compile(
@@ -106,17 +121,7 @@ pub fn compile(
         }
     }
     let text = match reasoning {
-        Some((markers, opened)) => {
-            let grammar = with_reasoning(&compiled.grammar, markers, opened);
-            CheckedGrammar::new(grammar)
-                .map_err(|rejected| {
-                    Failure::new(format!(
-                        "{path}: the grammar with a reasoning section fails its checks: {rejected}"
-                    ))
-                    .help("try other reasoning markers")
-                })?
-                .to_string()
-        }
+        Some(reasoning) => after_reasoning(path, &compiled.grammar, reasoning)?.to_string(),
         None => compiled.grammar.to_string(),
     };
     match out {

@@ -4,11 +4,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use gbnfc_compiler::reasoning::ReasoningMarkers;
 use gbnfc_compiler::schema::{KeywordStatus, Whitespace};
 use gbnfc_compiler::tools::{self, InputFormat, Syntax, ToolChoice, ToolOptions};
 use serde_json::{json, Value};
 
-use crate::schema_commands::read_json;
+use crate::schema_commands::{after_reasoning, read_json};
 use crate::Failure;
 
 /// What `gbnfc tools` prints.
@@ -44,6 +45,8 @@ pub struct ToolsArgs<'a> {
     pub closed: bool,
     /// Whitespace inside the arguments.
     pub whitespace: Whitespace,
+    /// A reasoning section before the calls: its markers, and whether the prompt opened it.
+    pub reasoning: Option<(&'a ReasoningMarkers, bool)>,
 }
 
 /// Runs `gbnfc tools`.
@@ -73,7 +76,17 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
         closed: args.closed,
         whitespace: args.whitespace,
     };
-    let compiled = tools::compile_tools(&input, &options).map_err(fail)?;
+    let mut compiled = tools::compile_tools(&input, &options).map_err(fail)?;
+    if let Some(reasoning) = args.reasoning {
+        // The thinking may hold any trigger word: a lazy grammar would wake inside it, so
+        // with reasoning only the whole grammar applies.
+        compiled.grammar = compiled
+            .grammar
+            .map(|g| after_reasoning(origin, &g, reasoning))
+            .transpose()?;
+        compiled.lazy_grammar = None;
+        compiled.triggers.clear();
+    }
     let diagnostics: Vec<_> = compiled
         .diagnostics
         .iter()

@@ -155,6 +155,35 @@ fn auto_emits_json_with_the_lazy_grammar_and_triggers() {
 }
 
 #[test]
+fn reasoning_markers_put_free_thinking_before_the_calls_and_drop_the_lazy_grammar() {
+    let out = gbnfc(
+        &[
+            "tools",
+            &example("weather-tools.openai.json"),
+            "--syntax",
+            "hermes",
+            "--choice",
+            "required",
+            "--emit",
+            "json",
+            "--reasoning-markers",
+            "<think>,</think>",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(json["lazy_grammar"].is_null(), "{json}");
+    assert_eq!(json["triggers"], serde_json::json!([]));
+    let full = Recognizer::new(&grammar(json["grammar"].as_str().unwrap())).unwrap();
+    let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\":\"Chengdu\",\"extensions\":\"base\"}}\n</tool_call>";
+    let thinking = "<think>I could write <tool_call> get_weather here.</think>\n";
+    assert!(full.recognize(&format!("{thinking}{call}")).accepted);
+    assert!(!full.recognize(call).accepted, "the section comes first");
+    assert!(!full.recognize(&format!("{thinking}Sunny.")).accepted);
+}
+
+#[test]
 fn diagnostics_name_the_tool_and_the_pointer() {
     let tools = r#"{"tools": [{"name": "tag", "inputSchema": {"type": "object",
         "properties": {"tags": {"type": "array", "uniqueItems": true}}}}]}"#;

@@ -115,10 +115,14 @@ impl<'e> Run<'e> {
             searched: reasoning.text_start(),
             closed_after: None,
         });
-        let thinking = section
-            .as_ref()
-            .filter(|s| s.enforced)
-            .map_or(0, |s| s.budget);
+        // The section's budget, and its markers, which may be written for the model: the
+        // answer keeps all of `max_tokens`.
+        let thinking = section.as_ref().filter(|s| s.enforced).map_or(0, |s| {
+            let markers = s.reasoning.markers();
+            let marker_tokens = engine.tokenize_text(markers.open()).len()
+                + engine.tokenize_text(markers.close()).len();
+            s.budget.saturating_add(marker_tokens)
+        });
         let budget = options
             .max_tokens
             .saturating_add(thinking)
