@@ -29,6 +29,7 @@ pub mod reasoning;
 pub mod server;
 pub mod structured;
 pub mod tool_calls;
+pub mod tool_retrieval;
 pub mod validate;
 pub mod vocab;
 
