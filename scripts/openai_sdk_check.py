@@ -717,6 +717,8 @@ class Checks:
             ("reasoning_effort_none", self.case_reasoning_effort_none),
             ("reasoning_stream", self.case_reasoning_stream),
             ("reasoning_tools", self.case_reasoning_tools),
+            # The server's own reasoning budget applies; the calls must stream as usual.
+            ("reasoning_stream_tools_required", self.case_stream_tools_required),
         ]
 
     def all_cases(self) -> list:
