@@ -195,7 +195,10 @@ impl Engine {
             reasoning: None,
         };
         if options.reasoning.mode != ReasoningMode::Off {
-            let probe = crate::chat::render_prompt(&engine, &[Message::user("Hello")])?;
+            // Only to see whether the prompt opens the section: a template llama.cpp cannot
+            // apply fails where prompts are made, not here, where none may be.
+            let probe =
+                crate::chat::render_prompt(&engine, &[Message::user("Hello")]).unwrap_or_default();
             let template = crate::chat::template_text(&engine);
             engine.reasoning = Reasoning::resolve(&options.reasoning, template.as_deref(), &probe)?;
         }

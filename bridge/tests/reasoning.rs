@@ -318,3 +318,17 @@ fn off_applies_the_grammar_from_the_first_token() {
     assert_eq!(result.stats.reasoning_tokens, 0);
     assert!(result.text.starts_with('{'), "{}", result.text);
 }
+
+#[test]
+fn a_template_llama_cpp_cannot_apply_fails_where_prompts_are_made() {
+    let engine = Engine::load(&EngineOptions {
+        threads: Some(2),
+        ctx: 512,
+        chat_template: Some("{{ no family llama.cpp knows }}</think>".into()),
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    assert!(engine.reasoning().is_some_and(|r| !r.opened()));
+    let error = chat::render_prompt(&engine, &chat::conversation(None, "hi")).unwrap_err();
+    assert!(error.to_string().contains("chat template"), "{error}");
+}
