@@ -3,12 +3,12 @@
 //!
 //! One generation (no retries: what was sent cannot be taken back) whose text arrives as
 //! it grows. Content goes out as `delta.content` (and a reasoning model's thinking before
-//! it as `delta.reasoning_content`, as the OpenAI-compatible servers send it); under tools, the text is read
-//! incrementally ([`CallStream`]): prose as content, each call as a first delta with its
-//! `index`, `id`, `type` and `function.name`, then `function.arguments` fragments. When
-//! the generation ends, the whole text is validated as a non-streamed answer would be;
-//! then comes the chunk with `finish_reason`, the `usage` chunk when
-//! `stream_options.include_usage` asked for it, and `data: [DONE]`.
+//! it as `delta.reasoning_content`, as the OpenAI-compatible servers send it); under
+//! tools, the text is read incrementally ([`CallStream`]): prose as content, each call as
+//! a first delta with its `index`, `id`, `type` and `function.name`, then
+//! `function.arguments` fragments. When the generation ends, the whole text is validated
+//! as a non-streamed answer would be; then comes the chunk with `finish_reason`, the
+//! `usage` chunk when `stream_options.include_usage` asked for it, and `data: [DONE]`.
 //!
 //! **A stream that cannot end valid ends with an error event**: `data: {"error": {...}}`
 //! in OpenAI's error shape (the OpenAI SDKs raise it as an `APIError`) and no `[DONE]` —
