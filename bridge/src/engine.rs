@@ -139,7 +139,8 @@ impl Engine {
     /// [`BridgeError::NoModel`] (no such file), [`BridgeError::NotGguf`],
     /// [`BridgeError::BadModelFile`] (truncated), [`BridgeError::ModelLoad`] (llama.cpp
     /// refused it),
-    /// [`BridgeError::Backend`].
+    /// [`BridgeError::Backend`], [`BridgeError::Reasoning`] (`--reasoning on` and no
+    /// markers known).
     pub fn load(options: &EngineOptions) -> Result<Engine, BridgeError> {
         let path = model_path::resolve(options.model.as_deref())?;
         gguf::check_file(&path)?;
