@@ -173,6 +173,15 @@ impl Reasoning {
             .map(|at| from + at + close.len())
     }
 
+    /// How many bytes at the end of `text` begin the closing marker (but not all of it).
+    pub fn close_begun(&self, text: &[u8]) -> usize {
+        let close = self.markers.close().as_bytes();
+        (1..close.len().min(text.len() + 1))
+            .rev()
+            .find(|&k| text.ends_with(&close[..k]))
+            .unwrap_or(0)
+    }
+
     /// Takes `output` apart into the thinking and the answer. Output that does not begin
     /// with the opening marker (when the prompt has not written it) has no section: it is
     /// all answer, or nothing when it stops inside the marker.
@@ -211,13 +220,8 @@ impl Reasoning {
                 (start..end - close, end + gap..n)
             }
             None => {
-                let close = self.markers.close().as_bytes();
-                let text = &output[start..];
                 let held = if growing {
-                    (1..close.len().min(text.len() + 1))
-                        .rev()
-                        .find(|&k| text.ends_with(&close[..k]))
-                        .unwrap_or(0)
+                    self.close_begun(&output[start..])
                 } else {
                     0
                 };

@@ -296,13 +296,10 @@ impl<'e> Run<'e> {
                 open.get(self.bytes.len()..).unwrap_or_default()
             )
         } else {
-            let written = (0..close.len())
-                .rev()
-                .find(|&n| {
-                    close.is_char_boundary(n) && self.bytes.ends_with(&close.as_bytes()[..n])
-                })
-                .unwrap_or(0);
-            close[written..].to_string()
+            // Whole characters end the output (nothing pending), so this is a character
+            // boundary of the marker too.
+            let written = reasoning.close_begun(&self.bytes[reasoning.text_start()..]);
+            close.get(written..).unwrap_or(close).to_string()
         };
         self.engine.tokenize_text(&rest)
     }
