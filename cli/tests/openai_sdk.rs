@@ -13,12 +13,19 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::repo;
 
 /// How long the server may take to load the model and listen.
 const STARTUP: Duration = Duration::from_secs(120);
+
+/// Held while a check runs, so that one server at a time has the machine's cores.
+/// Two servers decoding at once on a 2-core CI machine oversubscribe llama.cpp's worker
+/// threads, which spin while waiting for each other: requests that take seconds alone
+/// took over the SDK's 120 s timeout there.
+static ONE_SERVER_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The running server; killed and reaped when dropped, so a failing test leaves none.
 struct Server {
@@ -135,6 +142,10 @@ fn api_key() -> String {
 /// Runs scripts/openai_sdk_check.py against a server started with `extra` flags (and
 /// `GBNFC_REASONING=1` when `reasoning`).
 fn sdk_check(extra: &[&str], reasoning: bool) {
+    // A check that failed poisons the lock; the next one runs all the same.
+    let _alone = ONE_SERVER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let python = venv_python();
     let examples = repo().join("../shared/examples");
     assert!(
