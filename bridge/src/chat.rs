@@ -12,7 +12,7 @@
 //! list is a `<tools>` block in the system prompt ([`tools_system_prompt`],
 //! [`with_tools`]).
 
-use gbnfc_compiler::tools::{self, mistral_id, write_calls, Syntax};
+use gbnfc_compiler::tools::{self, mistral_id, write_calls, Syntax, ToolSpec};
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate};
 use serde_json::{json, Map, Value};
 
@@ -351,6 +351,24 @@ pub fn tools_system_prompt(tools: &Value) -> String {
          {\"name\": <function-name>, \"arguments\": <arguments-object>}\n</tool_call>",
     );
     text
+}
+
+/// Tools as OpenAI function definitions (`{"type": "function", "function": {name,
+/// description, parameters}}`), the form [`tools_system_prompt`] shows them in.
+pub fn tool_definitions(tools: &[ToolSpec]) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|tool| {
+                let mut function = json!({"name": tool.name});
+                if let Some(description) = &tool.description {
+                    function["description"] = json!(description);
+                }
+                function["parameters"] = tool.parameters.clone();
+                json!({"type": "function", "function": function})
+            })
+            .collect(),
+    )
 }
 
 /// `messages` with the tools block ([`tools_system_prompt`]) added to the system prompt.

@@ -339,7 +339,7 @@ impl Engine {
 
 impl Engine {
     /// The tokens one sequence may hold: `--ctx`, or the model's own when it is 0.
-    fn sequence_ctx(&self) -> u32 {
+    pub fn sequence_ctx(&self) -> u32 {
         if self.ctx == 0 {
             self.model.n_ctx_train()
         } else {

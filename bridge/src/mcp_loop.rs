@@ -7,7 +7,9 @@
 //! when one is given. Refused, failed, hung or crashed calls go back to the model as tool
 //! errors, and to the caller through [`LoopEvent`]s; nothing is passed on as fact that
 //! failed validation. The last of `max_turns` turns offers no tools, so the loop always
-//! ends with an answer.
+//! ends with an answer. Tool retrieval ([`crate::tool_retrieval`]) ranks the tools again
+//! every turn, against the conversation so far: a tool result can bring in a tool the
+//! request alone did not.
 
 use serde_json::{json, Value};
 
@@ -15,7 +17,8 @@ use crate::chat::Message;
 use crate::engine::Engine;
 use crate::generate::{GenerateOptions, Stats};
 use crate::mcp::{tool_message_content, McpHub};
-use crate::tool_calls::{call, CallSpec, PreparedCalls};
+use crate::tool_calls::{call, CallSpec, PreparedCalls, TOOL_CALL_TEMPERATURE};
+use crate::tool_retrieval::Retrieval;
 use crate::BridgeError;
 use gbnfc_compiler::tools::ToolChoice;
 
@@ -27,7 +30,7 @@ pub struct LoopOptions {
     pub max_turns: usize,
     /// The answer must be JSON valid under this schema (or `response_format`); `None`: prose.
     pub final_schema: Option<Value>,
-    /// Sampling.
+    /// Sampling (by default at [`TOOL_CALL_TEMPERATURE`]).
     pub generate: GenerateOptions,
     /// Further attempts per turn when a call fails validation.
     pub retries: usize,
@@ -36,6 +39,8 @@ pub struct LoopOptions {
     /// `tool_choice` for the first turn (`required`, or a tool's name, makes the model
     /// call before it answers); later turns are `auto`. `None`: `auto` throughout.
     pub first_choice: Option<ToolChoice>,
+    /// Which tools each turn is shown.
+    pub retrieval: Retrieval,
 }
 
 impl Default for LoopOptions {
@@ -43,10 +48,14 @@ impl Default for LoopOptions {
         LoopOptions {
             max_turns: 6,
             final_schema: None,
-            generate: GenerateOptions::default(),
+            generate: GenerateOptions {
+                temperature: TOOL_CALL_TEMPERATURE,
+                ..GenerateOptions::default()
+            },
             retries: 2,
             parallel: false,
             first_choice: None,
+            retrieval: Retrieval::Auto,
         }
     }
 }
@@ -54,6 +63,16 @@ impl Default for LoopOptions {
 /// Something the caller may want to show as it happens.
 #[derive(Debug, Clone)]
 pub enum LoopEvent {
+    /// A turn begins, the model shown these tools (in the list's order; none on the last
+    /// turn, which must answer).
+    Turn {
+        /// The turn's number, from 1.
+        turn: usize,
+        /// The tools shown.
+        shown: Vec<String>,
+        /// How many tools the hubs offer.
+        listed: usize,
+    },
     /// The model called a tool with these arguments.
     Call {
         /// The tool's (hub) name.
@@ -111,27 +130,10 @@ pub fn run_loop(
         tools: input,
         parallel: Some(options.parallel),
         retries: options.retries,
+        retrieval: options.retrieval,
         ..CallSpec::default()
     };
-    let prepared = PreparedCalls::new(engine, &spec)?;
-    let first = match &options.first_choice {
-        Some(choice) if *choice != ToolChoice::Auto => Some(PreparedCalls::new(
-            engine,
-            &CallSpec {
-                choice: Some(choice.clone()),
-                ..spec.clone()
-            },
-        )?),
-        _ => None,
-    };
-    // The last turn offers no tools, so the loop always ends with an answer.
-    let last = PreparedCalls::new(
-        engine,
-        &CallSpec {
-            choice: Some(ToolChoice::None),
-            ..spec.clone()
-        },
-    )?;
+    let listed = hub.tools().len();
     let mut transcript = messages.to_vec();
     let mut stats = Stats::default();
     let mut calls = 0;
@@ -140,15 +142,39 @@ pub fn run_loop(
             seed: options.generate.seed.wrapping_add(1000 * turn as u32),
             ..options.generate
         };
-        let this_turn = match (&first, turn) {
-            (_, t) if t == options.max_turns => &last,
-            (Some(first), 1) => first,
-            _ => &prepared,
+        // The last turn offers no tools, so the loop always ends with an answer.
+        let choice = match &options.first_choice {
+            _ if turn == options.max_turns => Some(ToolChoice::None),
+            Some(first) if turn == 1 => Some(first.clone()),
+            _ => None,
         };
+        let this_turn = PreparedCalls::for_conversation(
+            engine,
+            &CallSpec {
+                choice,
+                ..spec.clone()
+            },
+            &transcript,
+        )?;
+        let shown = if this_turn.compiled.choice == ToolChoice::None {
+            Vec::new()
+        } else {
+            this_turn
+                .compiled
+                .tools
+                .iter()
+                .map(|t| t.spec.name.clone())
+                .collect()
+        };
+        on_event(&LoopEvent::Turn {
+            turn,
+            shown,
+            listed,
+        });
         let reply = call(
             engine,
             &transcript,
-            this_turn,
+            &this_turn,
             &turn_options,
             options.retries,
         )?;

@@ -6,17 +6,27 @@
 //! string) or, when `auto` let the model answer, prose `content`.
 
 use gbnfc_compiler::tools::{
-    compile_tools, parse_reply, CompiledTools, Syntax, ToolChoice, ToolOptions,
+    compile_tools, parse_reply, read_tools, CompiledTools, Syntax, ToolChoice, ToolOptions,
+    ToolSpec,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message, ToolCall};
 use crate::engine::Engine;
 use crate::generate::{Finish, GenerateOptions, Generator, Stats};
 use crate::openai::{self, FinishReason, Usage};
+use crate::tool_retrieval::{self, Retrieval, Shortlist};
 use crate::validate::Validator;
 use crate::BridgeError;
+
+/// The sampling temperature of tool calls where the caller gives none (`call`, `mcp`, and
+/// requests with `tools` to `serve`), instead of the 0.8 of other outputs. Which tool
+/// and which argument values are decisions, not prose: on the README's command ("What's
+/// the weather in Chengdu tomorrow?", weather tools, SmolLM2-135M) the call names Chengdu
+/// on 13 of the seeds 1–20 at 0.8 ("Sinbad, China", "Sydney", "welders" on others) and
+/// on all 20 at 0.2 (`cli/tests/call_cli.rs`).
+pub const TOOL_CALL_TEMPERATURE: f32 = 0.2;
 
 /// What to compile and how to run it.
 #[derive(Debug, Clone)]
@@ -38,6 +48,8 @@ pub struct CallSpec {
     pub closed: bool,
     /// Further attempts when a call fails validation or the output is cut off.
     pub retries: usize,
+    /// Which tools a conversation is shown ([`PreparedCalls::for_conversation`]).
+    pub retrieval: Retrieval,
 }
 
 impl Default for CallSpec {
@@ -50,6 +62,7 @@ impl Default for CallSpec {
             syntax: None,
             closed: true,
             retries: 2,
+            retrieval: Retrieval::Auto,
         }
     }
 }
@@ -65,15 +78,67 @@ pub struct PreparedCalls {
     answer: Option<Validator>,
     /// The tools as shown to the model (OpenAI function definitions).
     pub definitions: Value,
+    /// The tools retrieval chose, when it narrowed the list.
+    pub shortlist: Option<Shortlist>,
+}
+
+/// The tools `messages` are shown under `spec.retrieval` ([`tool_retrieval::shortlist`]),
+/// or `None` for every tool.
+///
+/// # Errors
+/// [`BridgeError::Tools`] for a tool list that cannot be read.
+pub fn shortlist(
+    engine: &Engine,
+    spec: &CallSpec,
+    messages: &[Message],
+) -> Result<Option<Shortlist>, BridgeError> {
+    if spec.retrieval == Retrieval::All {
+        return Ok(None);
+    }
+    let list = read_tools(&spec.tools, None).map_err(|e| BridgeError::Tools(e.to_string()))?;
+    let choice = spec.choice.clone().or(list.choice).unwrap_or_default();
+    Ok(tool_retrieval::shortlist(
+        engine,
+        &list.tools,
+        &choice,
+        messages,
+        spec.retrieval,
+    ))
 }
 
 impl PreparedCalls {
-    /// Compiles `spec` for the call syntax of `engine`'s model.
+    /// Compiles `spec` for the call syntax of `engine`'s model, every tool shown.
     ///
     /// # Errors
     /// [`BridgeError::Tools`] for a bad tool list or option; [`BridgeError::Schema`] when
     /// a tool's schema is one `jsonschema` cannot use.
     pub fn new(engine: &Engine, spec: &CallSpec) -> Result<PreparedCalls, BridgeError> {
+        PreparedCalls::narrowed(engine, spec, None)
+    }
+
+    /// Compiles `spec` with the tools `messages` are shown under `spec.retrieval`.
+    ///
+    /// # Errors
+    /// As [`PreparedCalls::new`].
+    pub fn for_conversation(
+        engine: &Engine,
+        spec: &CallSpec,
+        messages: &[Message],
+    ) -> Result<PreparedCalls, BridgeError> {
+        let chosen = shortlist(engine, spec, messages)?;
+        PreparedCalls::narrowed(engine, spec, chosen)
+    }
+
+    /// Compiles `spec` showing the tools of `shortlist` (every tool when `None`).
+    ///
+    /// # Errors
+    /// As [`PreparedCalls::new`]; [`BridgeError::Tools`] when the shortlist names a tool
+    /// the list lacks or leaves out a forced one.
+    pub fn narrowed(
+        engine: &Engine,
+        spec: &CallSpec,
+        shortlist: Option<Shortlist>,
+    ) -> Result<PreparedCalls, BridgeError> {
         let syntax = spec
             .syntax
             .unwrap_or_else(|| chat::syntax_for(chat::template_text(engine).as_deref()));
@@ -83,6 +148,7 @@ impl PreparedCalls {
             parallel: spec.parallel,
             max_calls: spec.max_calls,
             closed: spec.closed,
+            shown: shortlist.as_ref().map(|s| s.names.clone()),
             ..ToolOptions::default()
         };
         let compiled =
@@ -97,25 +163,14 @@ impl PreparedCalls {
             .as_ref()
             .map(|format| Validator::new(&format.value))
             .transpose()?;
-        let definitions = Value::Array(
-            compiled
-                .tools
-                .iter()
-                .map(|t| {
-                    let mut function = json!({"name": t.spec.name});
-                    if let Some(description) = &t.spec.description {
-                        function["description"] = json!(description);
-                    }
-                    function["parameters"] = t.spec.parameters.clone();
-                    json!({"type": "function", "function": function})
-                })
-                .collect(),
-        );
+        let specs: Vec<ToolSpec> = compiled.tools.iter().map(|t| t.spec.clone()).collect();
+        let definitions = chat::tool_definitions(&specs);
         Ok(PreparedCalls {
             compiled,
             validators,
             answer,
             definitions,
+            shortlist,
         })
     }
 

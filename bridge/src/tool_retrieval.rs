@@ -5,10 +5,102 @@
 //! its name split into words (`get_weather`, `getWeather` → `get weather`), its
 //! description, and its parameters' names and descriptions. Ranking is deterministic: equal
 //! scores keep the list's order.
+//!
+//! [`shortlist`] is the policy: which tools one conversation is shown ([`Retrieval`]).
 
 use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
-use gbnfc_compiler::tools::ToolSpec;
+use gbnfc_compiler::tools::{ToolChoice, ToolSpec};
 use serde_json::Value;
+
+use crate::chat::{self, Message, Role};
+use crate::engine::Engine;
+
+/// Tools shown when retrieval narrows the list and no number is given. Five keep the
+/// five-server list (38 tools, about 5,300 tokens) near 700 tokens of prompt.
+pub const DEFAULT_TOP_K: usize = 5;
+
+/// [`Retrieval::Auto`] narrows the list when showing it whole would take more than this
+/// share of the context, in percent: a quarter leaves the conversation and the answer
+/// the rest.
+pub const AUTO_CONTEXT_PERCENT: usize = 25;
+
+/// Whether the model is shown every tool or the best matches for the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Retrieval {
+    /// The best [`DEFAULT_TOP_K`] when the whole list would take more than
+    /// [`AUTO_CONTEXT_PERCENT`] of the context; every tool otherwise.
+    #[default]
+    Auto,
+    /// Always the best K (every tool when the list holds no more than K).
+    Top(usize),
+    /// Every tool.
+    All,
+}
+
+/// The tools one conversation is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortlist {
+    /// Their names, in the list's order.
+    pub names: Vec<String>,
+    /// How many tools the list holds.
+    pub of: usize,
+}
+
+/// The tools of `tools` that `messages` are shown under `retrieval`, or `None` when they
+/// are shown every tool (retrieval off, a list no longer than K, `auto` with a list that
+/// fits, or `choice` `none`, which shows none). A tool `choice` names is always in.
+pub fn shortlist(
+    engine: &Engine,
+    tools: &[ToolSpec],
+    choice: &ToolChoice,
+    messages: &[Message],
+    retrieval: Retrieval,
+) -> Option<Shortlist> {
+    let k = match retrieval {
+        Retrieval::All => return None,
+        Retrieval::Top(k) => k.max(1),
+        Retrieval::Auto => {
+            let prompt = chat::tools_system_prompt(&chat::tool_definitions(tools));
+            let tokens = engine.tokenize_text(&prompt).len();
+            let context = engine.sequence_ctx() as usize;
+            if tokens * 100 <= context * AUTO_CONTEXT_PERCENT {
+                return None;
+            }
+            DEFAULT_TOP_K
+        }
+    };
+    let always: Vec<&str> = match choice {
+        ToolChoice::None => return None,
+        ToolChoice::Named(name) => vec![name.as_str()],
+        ToolChoice::Auto | ToolChoice::Required => Vec::new(),
+    };
+    if tools.len() <= k {
+        return None;
+    }
+    let chosen = ToolIndex::new(tools).top(&query(messages), k, &always);
+    Some(Shortlist {
+        names: chosen.into_iter().map(|i| tools[i].name.clone()).collect(),
+        of: tools.len(),
+    })
+}
+
+/// What tools are ranked against: the conversation's user turns and tool results, in
+/// order. System prompts say how to behave, not what is wanted; the assistant's own
+/// turns echo the tools it was shown.
+pub fn query(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Tool))
+        .filter_map(|m| m.content.as_deref())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// BM25's `b`: how much a long tool document is discounted. Tools are long mostly for
+/// their parameters' schemas, not for being about more, so less than the usual 0.75. On
+/// the five-server requests (`bridge/tests/retrieval.rs`) 0.25 shows the right tool
+/// among five for 29 of 40, 0.75 for 27.
+const LENGTH_NORMALISATION: f32 = 0.25;
 
 /// A tool list made ready for ranking.
 pub struct ToolIndex {
@@ -30,7 +122,9 @@ impl ToolIndex {
     pub fn new(tools: &[ToolSpec]) -> ToolIndex {
         let texts: Vec<String> = tools.iter().map(tool_text).collect();
         let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let embedder = EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
+        let embedder = EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus)
+            .b(LENGTH_NORMALISATION)
+            .build();
         let mut scorer = Scorer::new();
         for (i, text) in texts.iter().enumerate() {
             scorer.upsert(&i, embedder.embed(text));
@@ -45,7 +139,7 @@ impl ToolIndex {
     /// Every tool's index in the list, the best match for `query` first; equal scores
     /// (tools that share no word with the query among them) in the list's order.
     pub fn rank(&self, query: &str) -> Vec<usize> {
-        let query = self.embedder.embed(query);
+        let query = self.embedder.embed(&with_implied_words(query));
         let mut scored: Vec<(usize, f32)> = (0..self.names.len())
             .map(|i| (i, self.scorer.score(&i, &query).unwrap_or(0.0)))
             .collect();
@@ -71,6 +165,67 @@ impl ToolIndex {
         chosen.sort_unstable();
         chosen
     }
+}
+
+/// `query` with the words its values imply by their shape, as tool lists name such
+/// values: a URL implies `url`, a file path `file path`, a clock time `time`. Requests
+/// hold the values themselves ("what does https://… say?"), tools name their kind.
+fn with_implied_words(query: &str) -> String {
+    let mut implied: Vec<&str> = Vec::new();
+    for word in query.split_whitespace() {
+        let word = word
+            .trim_matches(|c: char| matches!(c, '`' | '\'' | '"' | '(' | ')' | ',' | '?' | '!'));
+        let words: &[&str] = if word.contains("://") {
+            &["url"]
+        } else if word.starts_with('/')
+            || word.starts_with("~/")
+            || word.starts_with("./")
+            || has_file_extension(word)
+        {
+            &["file", "path"]
+        } else if is_clock_time(word) {
+            &["time"]
+        } else {
+            &[]
+        };
+        for w in words {
+            if !implied.contains(w) {
+                implied.push(w);
+            }
+        }
+    }
+    if implied.is_empty() {
+        return query.to_string();
+    }
+    format!("{query}\n{}", implied.join(" "))
+}
+
+/// `notes.txt`, `main.rs`, `report.pdf.`: a name of two characters or more (`e.g.` is
+/// not a file), a dot, and an extension of one to four letters or digits, not all digits
+/// (`3.14` is a number).
+fn has_file_extension(word: &str) -> bool {
+    let word = word.trim_end_matches(['.', ';', ':']);
+    let Some((name, extension)) = word.rsplit_once('.') else {
+        return false;
+    };
+    name.chars().count() >= 2
+        && (1..=4).contains(&extension.len())
+        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        && !extension.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `9:30`, `15:00`, `18:00.`: hours and minutes.
+fn is_clock_time(word: &str) -> bool {
+    let word = word.trim_end_matches(['.', ';']);
+    let Some((hours, minutes)) = word.split_once(':') else {
+        return false;
+    };
+    (1..=2).contains(&hours.len())
+        && minutes.len() == 2
+        && hours
+            .bytes()
+            .chain(minutes.bytes())
+            .all(|b| b.is_ascii_digit())
 }
 
 /// The words a tool is found by: its name split into words, its description, and its
@@ -183,6 +338,34 @@ mod tests {
         );
         assert_eq!(index.top("anything", 9, &[]).len(), 5);
         assert_eq!(index.top("anything", 0, &[]).len(), 1, "at least one tool");
+    }
+
+    #[test]
+    fn values_imply_the_words_tools_name_them_by() {
+        let implied = |q: &str| with_implied_words(q)[q.len()..].trim().to_string();
+        assert_eq!(implied("What does https://example.com/a say?"), "url");
+        assert_eq!(
+            implied("What's in notes.txt under /srv/project?"),
+            "file path"
+        );
+        assert_eq!(implied("Open ~/todo and ./x"), "file path");
+        assert_eq!(implied("At 9:30, or 18:00."), "time");
+        assert_eq!(implied("Pi is 3.14 and the score 2:1"), "");
+        assert_eq!(implied("e.g. this"), "");
+        assert!(has_file_extension("report.pdf."));
+        assert!(!has_file_extension("v1.2"));
+        assert!(!has_file_extension(".bashrc"));
+    }
+
+    #[test]
+    fn the_query_is_the_user_turns_and_tool_results() {
+        let messages = [
+            Message::system("You are terse."),
+            Message::user("Where does Ada live?"),
+            Message::assistant("Let me look."),
+            Message::tool("call_1", "find_city", "Lyon"),
+        ];
+        assert_eq!(query(&messages), "Where does Ada live?\nLyon");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use gbnfc_bridge::mcp::{McpHub, ServerOptions};
 use gbnfc_bridge::mcp_loop::{run_loop, LoopEvent, LoopOptions};
+use gbnfc_bridge::tool_retrieval::Retrieval;
 use gbnfc_bridge::GenerateOptions;
 use gbnfc_compiler::tools::ToolChoice;
 use serde_json::Value;
@@ -65,7 +66,9 @@ fn faults_go_back_to_the_model_and_the_loop_still_answers() {
         let messages = chat::conversation(None, &format!("Use the {tool} tool."));
         let mut events = Vec::new();
         let result = run_loop(engine(), &mut hub, &messages, &greedy(2, tool), |e| {
-            events.push(e.clone())
+            if !matches!(e, LoopEvent::Turn { .. }) {
+                events.push(e.clone());
+            }
         })
         .unwrap_or_else(|e| panic!("{mode}: {e}"));
         let Some(LoopEvent::Call { name, .. }) = events.first() else {
@@ -92,6 +95,47 @@ fn faults_go_back_to_the_model_and_the_loop_still_answers() {
         assert!(result.answer.is_some(), "{mode}: no answer");
         assert_eq!(result.turns, 2, "{mode}");
     }
+}
+
+/// Tool retrieval ranks again every turn: asked where Ada lives, the first turn is shown
+/// `find_city` alone (one tool a turn); its result talks of the weather forecast, so the
+/// second turn is shown `get_forecast`, which the request alone did not bring in. Any
+/// call the model makes is to a tool its turn was shown.
+#[test]
+fn the_loop_ranks_the_tools_again_every_turn() {
+    let mut hub = fault_hub("relay");
+    let options = LoopOptions {
+        retrieval: Retrieval::Top(1),
+        ..greedy(3, "find_city")
+    };
+    let messages = chat::conversation(None, "Where does Ada live?");
+    let mut turns: Vec<Vec<String>> = Vec::new();
+    let mut called: Vec<(usize, String)> = Vec::new();
+    let result = run_loop(
+        engine(),
+        &mut hub,
+        &messages,
+        &options,
+        |event| match event {
+            LoopEvent::Turn { shown, listed, .. } => {
+                assert_eq!(*listed, 4, "echo, call_count, find_city, get_forecast");
+                turns.push(shown.clone());
+            }
+            LoopEvent::Call { name, .. } => called.push((turns.len(), name.clone())),
+            LoopEvent::Result { .. } => {}
+        },
+    )
+    .unwrap();
+    assert_eq!(turns[0], ["find_city"], "turns: {turns:?}");
+    assert_eq!(called.first(), Some(&(1, "find_city".to_string())));
+    assert_eq!(turns[1], ["get_forecast"], "turns: {turns:?}");
+    for (turn, name) in &called {
+        assert!(
+            turns[turn - 1].contains(name),
+            "turn {turn} called {name}: {turns:?}"
+        );
+    }
+    assert!(result.answer.is_some());
 }
 
 #[test]
@@ -151,7 +195,9 @@ fn the_model_reads_a_file_through_the_filesystem_server() {
         };
         let mut events = Vec::new();
         let result = run_loop(engine, &mut hub, &messages, &options, |e| {
-            events.push(e.clone())
+            if !matches!(e, LoopEvent::Turn { .. }) {
+                events.push(e.clone());
+            }
         })
         .unwrap();
 

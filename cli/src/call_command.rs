@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use clap::Args;
 use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
 use gbnfc_compiler::tools::{Syntax, ToolChoice};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::conversation_args::ConversationArgs;
 use crate::engine_args::{failure, EngineArgs};
+use crate::retrieval_args::{shown_line, shown_stats, RetrievalArgs};
 use crate::run_command::{print_json, print_stats};
 use crate::schema_commands::read_json;
 use crate::Failure;
@@ -51,6 +52,8 @@ pub struct CallArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub retries: usize,
     #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -79,25 +82,41 @@ pub fn run(args: &CallArgs) -> Result<ExitCode, Failure> {
         syntax,
         closed: !args.open_objects,
         retries: args.retries,
+        retrieval: args.retrieval.retrieval(),
     };
     let messages = args.conversation.conversation()?;
     let engine = args.engine.load()?;
-    let prepared = PreparedCalls::new(&engine, &spec).map_err(failure)?;
+    let prepared = PreparedCalls::for_conversation(&engine, &spec, &messages).map_err(failure)?;
+    let shown: Vec<String> = prepared
+        .compiled
+        .tools
+        .iter()
+        .map(|t| t.spec.name.clone())
+        .collect();
+    let listed = prepared.shortlist.as_ref().map_or(shown.len(), |s| s.of);
     if !args.engine.quiet {
         for d in &prepared.compiled.diagnostics {
             eprintln!("{d}");
         }
     }
+    if args.engine.verbose {
+        eprintln!("{}", shown_line(&shown, listed));
+    }
     let reply = tool_calls::call(
         &engine,
         &messages,
         &prepared,
-        &args.engine.generate_options(),
+        &args.engine.tool_call_options(),
         spec.retries,
     )
     .map_err(failure)?;
     if args.stats {
-        print_stats(&engine, &reply.stats, reply.attempts);
+        print_stats(
+            &engine,
+            &reply.stats,
+            reply.attempts,
+            shown_stats(json!(shown), listed),
+        );
     }
     let output: Value = if args.openai {
         reply.chat_completion(&engine.name())

@@ -7,6 +7,7 @@ use clap::Args;
 use gbnfc_bridge::engine::{Engine, EngineOptions, DEFAULT_CTX};
 use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::reasoning::{ReasoningMode, ReasoningRequest, DEFAULT_REASONING_BUDGET};
+use gbnfc_bridge::tool_calls::TOOL_CALL_TEMPERATURE;
 use gbnfc_bridge::{backend, BridgeError, GenerateOptions};
 use gbnfc_compiler::reasoning::ReasoningMarkers;
 
@@ -50,9 +51,10 @@ pub struct EngineArgs {
     /// Random seed: the same seed, prompt and model give the same output.
     #[arg(long, default_value_t = 0, help_heading = "Sampling")]
     pub seed: u32,
-    /// Sampling temperature (0: greedy).
-    #[arg(long, default_value_t = 0.8, value_parser = non_negative, help_heading = "Sampling")]
-    pub temperature: f32,
+    /// Sampling temperature (0: greedy) [default: 0.8; 0.2 for tool calls: `call`, `mcp`
+    /// and requests with tools to `serve`].
+    #[arg(long, value_parser = non_negative, help_heading = "Sampling")]
+    pub temperature: Option<f32>,
     /// Nucleus sampling: keep the most likely tokens up to this probability mass.
     #[arg(long, default_value_t = 0.95, value_parser = probability, help_heading = "Sampling")]
     pub top_p: f32,
@@ -101,17 +103,27 @@ impl EngineArgs {
         })
     }
 
-    /// How to sample.
+    /// How to sample free text and structured output.
     pub fn generate_options(&self) -> GenerateOptions {
         GenerateOptions {
             seed: self.seed,
-            temperature: self.temperature,
+            temperature: self
+                .temperature
+                .unwrap_or(GenerateOptions::default().temperature),
             top_p: self.top_p,
             max_tokens: self.max_tokens as usize,
             repeat_penalty: self.repeat_penalty,
             close_out: true,
             grammar_engine: self.grammar_engine,
             reasoning_budget: self.reasoning_budget,
+        }
+    }
+
+    /// How to sample tool calls: [`TOOL_CALL_TEMPERATURE`] unless `--temperature` is given.
+    pub fn tool_call_options(&self) -> GenerateOptions {
+        GenerateOptions {
+            temperature: self.temperature.unwrap_or(TOOL_CALL_TEMPERATURE),
+            ..self.generate_options()
         }
     }
 

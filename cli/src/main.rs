@@ -11,6 +11,7 @@ mod fuzz_command;
 mod grammar_commands;
 mod input;
 mod mcp_command;
+mod retrieval_args;
 mod run_command;
 mod schema_commands;
 mod serve_command;

@@ -9,10 +9,11 @@ use clap::Args;
 use gbnfc_bridge::mcp::{McpHub, ServerOptions, ToolPolicy};
 use gbnfc_bridge::mcp_loop::{run_loop, LoopEvent, LoopOptions};
 use gbnfc_compiler::tools::ToolChoice;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::conversation_args::ConversationArgs;
 use crate::engine_args::{failure, EngineArgs};
+use crate::retrieval_args::{shown_line, shown_stats, RetrievalArgs};
 use crate::run_command::print_stats;
 use crate::schema_commands::read_json;
 use crate::Failure;
@@ -64,6 +65,8 @@ pub struct McpArgs {
     #[arg(long)]
     pub stats: bool,
     #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -95,17 +98,34 @@ pub fn run(args: &McpArgs) -> Result<ExitCode, Failure> {
     let loop_options = LoopOptions {
         max_turns: args.max_turns.max(1),
         final_schema,
-        generate: args.engine.generate_options(),
+        generate: args.engine.tool_call_options(),
         retries: args.retries,
         parallel: args.parallel,
         first_choice: Some(first_choice),
+        retrieval: args.retrieval.retrieval(),
     };
     let quiet = args.engine.quiet;
+    let verbose = args.engine.verbose;
+    let mut shown_per_turn: Vec<Vec<String>> = Vec::new();
+    let mut listed = 0;
     let result = run_loop(&engine, &mut hub, &messages, &loop_options, |event| {
+        if let LoopEvent::Turn {
+            turn,
+            shown,
+            listed: of,
+        } = event
+        {
+            shown_per_turn.push(shown.clone());
+            listed = *of;
+            if verbose {
+                eprintln!("turn {turn}: {}", shown_line(shown, *of));
+            }
+        }
         if quiet {
             return;
         }
         match event {
+            LoopEvent::Turn { .. } => {}
             LoopEvent::Call { name, arguments } => eprintln!("→ {name} {arguments}"),
             LoopEvent::Result {
                 name,
@@ -127,7 +147,12 @@ pub fn run(args: &McpArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::new(format!("cannot write `{}`: {e}", path.display())))?;
     }
     if args.stats {
-        print_stats(&engine, &result.stats, result.turns);
+        print_stats(
+            &engine,
+            &result.stats,
+            result.turns,
+            shown_stats(json!(shown_per_turn), listed),
+        );
     }
     match result.answer {
         Some(answer) => {

@@ -71,7 +71,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         Err(error) => return Err(failure(error)),
     };
     if args.stats {
-        print_stats(&engine, &result.stats, result.attempts);
+        print_stats(&engine, &result.stats, result.attempts, Vec::new());
     }
     if args.openai {
         print_json(&result.chat_completion(&engine.name()))?;
@@ -109,10 +109,14 @@ fn output_spec(args: &RunArgs) -> Result<OutputSpec, Failure> {
     ))
 }
 
-/// `--stats`: the generation's costs and the engine's settings, as JSON on standard error.
-pub fn print_stats(engine: &Engine, stats: &Stats, attempts: usize) {
+/// `--stats`: the generation's costs and the engine's settings, and `more` fields, as
+/// JSON on standard error.
+pub fn print_stats(engine: &Engine, stats: &Stats, attempts: usize, more: Vec<(&str, Value)>) {
     let mut stats = stats.to_json();
     if let Value::Object(map) = &mut stats {
+        for (key, value) in more {
+            map.insert(key.into(), value);
+        }
         map.insert("attempts".into(), json!(attempts));
         map.insert("model".into(), json!(engine.name()));
         map.insert("threads".into(), json!(engine.threads()));

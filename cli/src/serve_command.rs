@@ -11,6 +11,7 @@ use gbnfc_bridge::backend;
 use gbnfc_bridge::server::{self, ServeOptions, DEFAULT_MAX_BODY, DEFAULT_PORT};
 
 use crate::engine_args::{failure, EngineArgs};
+use crate::retrieval_args::RetrievalArgs;
 use crate::Failure;
 
 /// The flags of `gbnfc serve`.
@@ -50,6 +51,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 2, help_heading = "Server")]
     pub retries: usize,
     #[command(flatten)]
+    pub retrieval: RetrievalArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -66,7 +69,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
         request_timeout: Duration::from_secs_f64(args.request_timeout),
         engine: args.engine.engine_options()?,
         defaults: args.engine.generate_options(),
+        tool_defaults: args.engine.tool_call_options(),
         retries: args.retries,
+        retrieval: args.retrieval.retrieval(),
     };
     options.check().map_err(|message| {
         Failure::new(message).help("loopback (127.0.0.1, the default) needs no key")

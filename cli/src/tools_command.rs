@@ -75,6 +75,7 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
         strict: args.strict,
         closed: args.closed,
         whitespace: args.whitespace,
+        shown: None,
     };
     let mut compiled = tools::compile_tools(&input, &options).map_err(fail)?;
     if let Some(reasoning) = args.reasoning {

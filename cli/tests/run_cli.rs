@@ -7,12 +7,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use common::{example, repo, stderr, stdout};
+use common::{example, repo, stderr, stdout, Scratch};
 
 fn gbnfc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gbnfc"))
@@ -22,28 +21,6 @@ fn gbnfc(args: &[&str]) -> Output {
         .env_remove("GBNFC_MODEL")
         .output()
         .unwrap()
-}
-
-/// A scratch file in the system's temporary directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str, bytes: &[u8]) -> Scratch {
-        let path =
-            std::env::temp_dir().join(format!("gbnfc-run-cli-{}-{name}", std::process::id()));
-        std::fs::write(&path, bytes).unwrap();
-        Scratch(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// Exit status 1, one `error:` message containing every word, no crash.

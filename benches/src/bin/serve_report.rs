@@ -285,7 +285,12 @@ fn start_server() -> String {
         request_timeout: Duration::from_secs(600),
         engine: engine_options(),
         defaults: GenerateOptions::default(),
+        tool_defaults: GenerateOptions {
+            temperature: gbnfc_bridge::tool_calls::TOOL_CALL_TEMPERATURE,
+            ..GenerateOptions::default()
+        },
         retries: 0,
+        retrieval: gbnfc_bridge::tool_retrieval::Retrieval::Auto,
     };
     let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
     std::thread::spawn(move || {

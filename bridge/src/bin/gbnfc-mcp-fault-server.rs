@@ -21,7 +21,10 @@
 //! - `duplicate-tool`: lists `echo` twice;
 //! - `cursor-loop`: every `tools/list` page points to the same next page;
 //! - `no-init`: never answers `initialize`;
-//! - `exit-at-start`: writes to stderr and exits (status 7) before reading anything.
+//! - `exit-at-start`: writes to stderr and exits (status 7) before reading anything;
+//! - `relay`: not a fault but a chain: `find_city` says where a person lives and that
+//!   the forecast comes from `get_forecast`, so a tool result brings in a tool the
+//!   request alone does not match (tool retrieval ranks again every turn).
 
 use std::io::{BufRead, Write};
 use std::process::{Command, ExitCode, Stdio};
@@ -41,6 +44,7 @@ const MODES: &[&str] = &[
     "cursor-loop",
     "no-init",
     "exit-at-start",
+    "relay",
 ];
 
 fn main() -> ExitCode {
@@ -206,6 +210,16 @@ impl Server {
                 "inputSchema": object(json!({}), json!([])), "annotations": read_only}),
             ),
             "duplicate-tool" => tools.push(tools[0].clone()),
+            "relay" => {
+                tools.push(json!({"name": "find_city",
+                    "description": "Look up the city a person lives in.",
+                    "inputSchema": object(json!({"person": {"type": "string", "maxLength": 40}}), json!(["person"])),
+                    "annotations": read_only}));
+                tools.push(json!({"name": "get_forecast",
+                    "description": "The weather forecast for a city.",
+                    "inputSchema": object(json!({"city": {"type": "string", "maxLength": 40}}), json!(["city"])),
+                    "annotations": read_only}));
+            }
             _ => {}
         }
         tools
@@ -262,6 +276,12 @@ impl Server {
             "fail" => {
                 json!({"content": [{"type": "text", "text": "the disk is on fire"}], "isError": true})
             }
+            "find_city" => text(
+                "Ada lives in Lyon. Rain is in the weather forecast for the city: \
+                 get_forecast gives it."
+                    .to_owned(),
+            ),
+            "get_forecast" => text("Lyon: rain, 14 °C.".to_owned()),
             "child_pid" => text(self.grandchild.map(|p| p.to_string()).unwrap_or_default()),
             _ => {
                 json!({"content": [{"type": "text", "text": format!("unknown tool: {name}")}], "isError": true})

@@ -25,6 +25,7 @@ use crate::generate::{Generator, GrammarEngine};
 use crate::openai::{self, FinishReason, Usage};
 use crate::structured::{self, OutputSpec, Prepared, StructuredOptions};
 use crate::tool_calls::{self, CallSpec, PreparedCalls};
+use crate::tool_retrieval::Shortlist;
 use crate::BridgeError;
 
 /// The loaded model, or 503 while it loads.
@@ -122,7 +123,12 @@ async fn admit(
         )
     })?;
     let reasons = ready.scheduler.engine_arc().reasoning().is_some();
-    let request = request::read(&value, &state.options.defaults, reasons)?;
+    let request = request::read(
+        &value,
+        &state.options.defaults,
+        &state.options.tool_defaults,
+        reasons,
+    )?;
     super::fault::handler(request.model.as_deref());
     let permit = Arc::clone(&state.admission)
         .try_acquire_owned()
@@ -144,12 +150,34 @@ async fn admit(
         Some(key) => {
             let task_state = Arc::clone(state);
             let output = request.output.clone();
+            let messages = request.messages.clone();
+            let retrieval = request.retrieval.unwrap_or(state.options.retrieval);
             let scheduler = ready.scheduler.clone();
             let retries = state.options.retries;
             let kind = state.options.defaults.grammar_engine;
             let compiling = tokio::task::spawn_blocking(move || {
+                let engine = scheduler.engine_arc();
+                let spec = match &output {
+                    Output::Tools(body) => Some(CallSpec {
+                        tools: body.clone(),
+                        retries,
+                        retrieval,
+                        ..CallSpec::default()
+                    }),
+                    _ => None,
+                };
+                let shortlist = match &spec {
+                    Some(spec) => tool_calls::shortlist(engine, spec, &messages)
+                        .map_err(|e| ApiError::from_bridge(&e, output.param()))?,
+                    None => None,
+                };
+                // Each shortlist is its own grammar.
+                let key = match &shortlist {
+                    Some(shown) => format!("{key}\nshown:{}", shown.names.join(",")),
+                    None => key,
+                };
                 task_state.cache.get_or_compile(&key, || {
-                    compile(scheduler.engine_arc(), &output, retries, kind)
+                    compile(engine, &output, spec.as_ref(), shortlist, kind)
                 })
             });
             let (compiled, hit) = match tokio::time::timeout(limit, compiling).await {
@@ -179,11 +207,12 @@ async fn admit(
     })
 }
 
-/// Compiles a request's output.
+/// Compiles a request's output; a tool list by `spec`, showing the tools of `shortlist`.
 fn compile(
     engine: &crate::Engine,
     output: &Output,
-    retries: usize,
+    spec: Option<&CallSpec>,
+    shortlist: Option<Shortlist>,
     kind: GrammarEngine,
 ) -> Result<Entry, ApiError> {
     let param = output.param();
@@ -207,12 +236,11 @@ fn compile(
             Prepared::new(&OutputSpec::Grammar(grammar)).map(Compiled::Structured)
         }
         Output::Tools(body) => {
-            let spec = CallSpec {
+            let whole = CallSpec {
                 tools: body.clone(),
-                retries,
                 ..CallSpec::default()
             };
-            PreparedCalls::new(engine, &spec).map(Compiled::Tools)
+            PreparedCalls::narrowed(engine, spec.unwrap_or(&whole), shortlist).map(Compiled::Tools)
         }
     };
     compiled

@@ -36,6 +36,7 @@ use tokio::sync::Semaphore;
 
 use crate::engine::{Engine, EngineOptions};
 use crate::generate::GenerateOptions;
+use crate::tool_retrieval::Retrieval;
 use crate::BridgeError;
 use cache::GrammarCache;
 use metrics::Metrics;
@@ -73,8 +74,14 @@ pub struct ServeOptions {
     pub engine: EngineOptions,
     /// Sampling settings for whatever a request leaves out.
     pub defaults: GenerateOptions,
+    /// The same for requests with `tools` (a lower temperature:
+    /// [`crate::tool_calls::TOOL_CALL_TEMPERATURE`]).
+    pub tool_defaults: GenerateOptions,
     /// Further attempts when a non-streamed answer fails validation.
     pub retries: usize,
+    /// Which tools a request with `tools` shows the model, where it does not say
+    /// (`tools_top_k`).
+    pub retrieval: Retrieval,
 }
 
 impl ServeOptions {

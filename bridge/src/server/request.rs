@@ -1,5 +1,6 @@
 //! Reading a `/v1/chat/completions` body: every field OpenAI's chat API takes, and
-//! llama.cpp's `grammar` extension, into a [`ChatRequest`].
+//! llama.cpp's `grammar` extension, and gbnfc's `tools_top_k` (tool retrieval) and
+//! `reasoning_budget`, into a [`ChatRequest`].
 //!
 //! A field the server cannot honour (`n` above 1, `logprobs`, a penalty, `logit_bias`, …)
 //! is a 400 that names it; a field OpenAI does not know is a 400 too (as OpenAI answers
@@ -13,6 +14,7 @@ use serde_json::{Map, Value};
 use super::api_error::ApiError;
 use crate::chat::Message;
 use crate::generate::GenerateOptions;
+use crate::tool_retrieval::Retrieval;
 
 /// Fields read but never acted on: they label a request.
 const LABELS: &[&str] = &["user", "metadata"];
@@ -71,16 +73,21 @@ pub struct ChatRequest {
     pub stream: bool,
     /// With `stream`: a last chunk with `usage`.
     pub include_usage: bool,
+    /// The `tools_top_k` extension: the best K tools shown, or every tool (`0`); `None`:
+    /// the server's setting.
+    pub retrieval: Option<Retrieval>,
 }
 
-/// Reads a request body (already parsed as JSON) with `defaults` for what it leaves out;
-/// `reasons`: the served model thinks before it answers ([`crate::reasoning`]).
+/// Reads a request body (already parsed as JSON) with `defaults` for what it leaves out
+/// (`tool_defaults` when it has `tools`); `reasons`: the served model thinks before it
+/// answers ([`crate::reasoning`]).
 ///
 /// # Errors
 /// A 400 naming the field that is wrong.
 pub fn read(
     body: &Value,
     defaults: &GenerateOptions,
+    tool_defaults: &GenerateOptions,
     reasons: bool,
 ) -> Result<ChatRequest, ApiError> {
     let object = body
@@ -96,6 +103,10 @@ pub fn read(
     };
     let messages = read_messages(object)?;
     let output = read_output(object)?;
+    let defaults = match output {
+        Output::Tools(_) => tool_defaults,
+        _ => defaults,
+    };
     let mut options = read_options(object, defaults)?;
     options.reasoning_budget = read_reasoning_budget(object, defaults.reasoning_budget, reasons)?;
     let stop = read_stop(object)?;
@@ -132,6 +143,19 @@ pub fn read(
         }
         Some(_) => return Err(wrong("stream_options", "an object")),
     };
+    let retrieval = match object.get("tools_top_k") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_u64() {
+            Some(0) => Some(Retrieval::All),
+            Some(k) => Some(Retrieval::Top(usize::try_from(k).unwrap_or(usize::MAX))),
+            None => {
+                return Err(wrong(
+                    "tools_top_k",
+                    "a whole number: the tools shown, or 0 for every tool",
+                ))
+            }
+        },
+    };
     Ok(ChatRequest {
         model,
         messages,
@@ -140,6 +164,7 @@ pub fn read(
         stop,
         stream,
         include_usage,
+        retrieval,
     })
 }
 
@@ -168,7 +193,8 @@ fn check_known(key: &str, object: &Map<String, Value>) -> Result<(), ApiError> {
         | "stream"
         | "stream_options"
         | "grammar"
-        | "json_schema" => Ok(()),
+        | "json_schema"
+        | "tools_top_k" => Ok(()),
         _ if LABELS.contains(&key) => Ok(()),
         "n" => match value.as_u64() {
             Some(1) => Ok(()),
@@ -472,7 +498,12 @@ mod tests {
     use serde_json::json;
 
     fn read_body(body: Value) -> Result<ChatRequest, ApiError> {
-        read(&body, &GenerateOptions::default(), false)
+        read(
+            &body,
+            &GenerateOptions::default(),
+            &GenerateOptions::default(),
+            false,
+        )
     }
 
     fn user() -> Value {
@@ -495,7 +526,7 @@ mod tests {
             body.as_object_mut()
                 .unwrap()
                 .extend(extra.as_object().unwrap().clone());
-            read(&body, &defaults, reasons).map(|r| r.options.reasoning_budget)
+            read(&body, &defaults, &defaults, reasons).map(|r| r.options.reasoning_budget)
         };
         let base = defaults.reasoning_budget;
         assert_eq!(budget(json!({}), true).unwrap(), base);

@@ -196,6 +196,57 @@ fn tool_calls_required_named_auto_and_none() {
     assert!(answer["choices"][0]["message"].get("tool_calls").is_none());
 }
 
+/// Tool retrieval in the server: the five-server list (38 tools, about 5,300 tokens)
+/// cannot be shown whole in the test server's 2,048-token context, so by default the
+/// best five are shown and the call fits; `tools_top_k: 1` shows the one BM25 ranks
+/// first, and every call names it, even sampled at temperature 1; `tools_top_k: 0` shows every tool and the request is
+/// refused for its length, as any prompt too long for the context is.
+#[test]
+fn tools_top_k_narrows_a_long_tool_list() {
+    let url = main_server();
+    let tools = five_servers::openai_tools();
+    let ask = user("What time is it in Tokyo right now?");
+    let (status, answer) = chat(
+        url,
+        &json!({"messages": ask, "tools": tools, "tool_choice": "required", "max_tokens": 64}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    assert_valid_calls(&answer["choices"][0]["message"], &tools);
+
+    let convert = "If it is 15:00 in London, what time is it in Tokyo?";
+    let specs = read_tools(&json!({"tools": tools}), None).unwrap().tools;
+    let best = ToolIndex::new(&specs).top(convert, 1, &[]);
+    let best = specs[best[0]].name.clone();
+    assert_eq!(best, "convert_time");
+    for seed in 1..=3 {
+        let (status, answer) = chat(
+            url,
+            &json!({"messages": user(convert), "tools": tools, "tool_choice": "required",
+                "tools_top_k": 1, "seed": seed, "temperature": 1.0, "max_tokens": 64}),
+        );
+        assert_eq!(status, 200, "{answer}");
+        let names = assert_valid_calls(&answer["choices"][0]["message"], &tools);
+        assert_eq!(names, std::slice::from_ref(&best), "seed {seed}");
+    }
+
+    let (status, answer) = chat(
+        url,
+        &json!({"messages": ask, "tools": tools, "tools_top_k": 0}),
+    );
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(
+        answer["error"]["code"], "context_length_exceeded",
+        "{answer}"
+    );
+
+    let (status, answer) = chat(
+        url,
+        &json!({"messages": ask, "tools": tools, "tools_top_k": "five"}),
+    );
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["param"], "tools_top_k", "{answer}");
+}
+
 #[test]
 fn streamed_content_reassembles_and_validates() {
     let url = main_server();

@@ -12,18 +12,28 @@ use std::time::{Duration, Instant};
 
 use gbnfc_bridge::engine::EngineOptions;
 use gbnfc_bridge::server::{self, AppState, ServeOptions};
+use gbnfc_bridge::tool_calls::TOOL_CALL_TEMPERATURE;
+use gbnfc_bridge::tool_retrieval::{Retrieval, ToolIndex};
 use gbnfc_bridge::GenerateOptions;
+use gbnfc_compiler::tools::read_tools;
 use reqwest::blocking::{Client, Response};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 mod answers;
+#[path = "../common/five_servers.rs"]
+mod five_servers;
 mod robustness;
 
 const KEY: &str = "test-key-1234";
 
 /// Settings of a test server: loopback, any port, the default model on 2 threads.
 fn options() -> ServeOptions {
+    let defaults = GenerateOptions {
+        seed: 1,
+        max_tokens: 256,
+        ..GenerateOptions::default()
+    };
     ServeOptions {
         host: IpAddr::V4(Ipv4Addr::LOCALHOST),
         port: 0,
@@ -38,12 +48,13 @@ fn options() -> ServeOptions {
             ctx: 2048,
             ..EngineOptions::default()
         },
-        defaults: GenerateOptions {
-            seed: 1,
-            max_tokens: 256,
-            ..GenerateOptions::default()
+        defaults,
+        tool_defaults: GenerateOptions {
+            temperature: TOOL_CALL_TEMPERATURE,
+            ..defaults
         },
         retries: 2,
+        retrieval: Retrieval::Auto,
     }
 }
 

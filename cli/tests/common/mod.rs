@@ -52,3 +52,26 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A scratch file in the system's temporary directory, removed when dropped.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Writes `bytes` to a file named after this process and `name`.
+    pub fn new(name: &str, bytes: &[u8]) -> Scratch {
+        let path = std::env::temp_dir().join(format!("gbnfc-cli-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        Scratch(path)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -94,6 +94,10 @@ pub struct ToolOptions {
     pub closed: bool,
     /// Whitespace inside the arguments (the call envelope is always exact).
     pub whitespace: Whitespace,
+    /// Tool retrieval: only the tools named here are offered — in the grammar and in
+    /// [`CompiledTools::tools`] — in the list's order. Every tool's schema is compiled all
+    /// the same. `None`: every tool.
+    pub shown: Option<Vec<String>>,
 }
 
 impl Default for ToolOptions {
@@ -107,6 +111,7 @@ impl Default for ToolOptions {
             strict: false,
             closed: false,
             whitespace: Whitespace::default(),
+            shown: None,
         }
     }
 }
@@ -154,7 +159,8 @@ pub struct CompiledTools {
     pub triggers: Vec<String>,
     /// Schema diagnostics of the tools in the grammar (and of the `response_format`).
     pub diagnostics: Vec<ToolDiagnostic>,
-    /// Every tool of the list, in order.
+    /// The tools offered, in order: every tool of the list, or those [`ToolOptions::shown`]
+    /// names.
     pub tools: Vec<CompiledTool>,
     /// The call syntax.
     pub syntax: Syntax,
@@ -190,14 +196,15 @@ impl CompiledTools {
 
 /// Compiles a tool list (in any shape [`read_tools`] reads) into grammars for its calls.
 ///
-/// Every tool's schema is compiled, also those a forced choice or `none` leaves out of the
-/// grammar, so a bad list fails the same way whatever the choice. The input's
+/// Every tool's schema is compiled, also those a forced choice, `none` or
+/// [`ToolOptions::shown`] leaves out of the grammar, so a bad list fails the same way
+/// whatever the choice and the retrieval. The input's
 /// `tool_choice` and `parallel_tool_calls` apply where `options` leave them `None`.
 ///
 /// # Errors
 /// See [`ToolsError`]: a bad tool list, a tool schema or `response_format` that does not
-/// compile, a forced tool not in the list, `max_calls` out of range, or a combined grammar
-/// beyond llama.cpp's limits.
+/// compile, a forced tool not in the list (or not shown), a shown name not in the list,
+/// `max_calls` out of range, or a combined grammar beyond llama.cpp's limits.
 pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledTools, ToolsError> {
     if options.max_calls == 0 || options.max_calls > MAX_CALLS {
         return Err(ToolsError::BadOption(format!(
@@ -223,6 +230,7 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
             });
         }
     }
+    let offered = offered_tools(&list, &choice, options.shown.as_deref())?;
     let parallel = options.parallel.or(list.parallel).unwrap_or(false);
     let max_calls = if parallel { options.max_calls } else { 1 };
 
@@ -254,10 +262,12 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
 
     let in_grammar: Vec<usize> = match &choice {
         ToolChoice::None => Vec::new(),
-        ToolChoice::Named(name) => (0..list.tools.len())
+        ToolChoice::Named(name) => offered
+            .iter()
+            .copied()
             .filter(|&i| &list.tools[i].name == name)
             .collect(),
-        ToolChoice::Auto | ToolChoice::Required => (0..list.tools.len()).collect(),
+        ToolChoice::Auto | ToolChoice::Required => offered.clone(),
     };
     let parts: Vec<ToolPart<'_>> = in_grammar
         .iter()
@@ -315,15 +325,12 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
             diagnostic: rebase(d, base),
         }));
     }
-    let tools = list
-        .tools
+    let tools = offered
         .iter()
-        .zip(prefixes)
-        .zip(&compiled)
-        .map(|((spec, rule_prefix), compiled)| CompiledTool {
-            spec: spec.clone(),
-            rule_prefix,
-            needs_validation: compiled.needs_validation(),
+        .map(|&i| CompiledTool {
+            spec: list.tools[i].clone(),
+            rule_prefix: prefixes[i].clone(),
+            needs_validation: compiled[i].needs_validation(),
         })
         .collect();
     Ok(CompiledTools {
@@ -340,6 +347,36 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
         response_format: list.response_format,
         answer_needs_validation,
     })
+}
+
+/// The indices of the tools offered: every tool, or those `shown` names (a forced tool
+/// among them).
+fn offered_tools(
+    list: &ToolList,
+    choice: &ToolChoice,
+    shown: Option<&[String]>,
+) -> Result<Vec<usize>, ToolsError> {
+    let Some(shown) = shown else {
+        return Ok((0..list.tools.len()).collect());
+    };
+    if let Some(unknown) = shown
+        .iter()
+        .find(|name| !list.tools.iter().any(|t| &&t.name == name))
+    {
+        return Err(ToolsError::BadOption(format!(
+            "the shown tool `{unknown}` is not in the list"
+        )));
+    }
+    if let ToolChoice::Named(name) = choice {
+        if !shown.contains(name) {
+            return Err(ToolsError::BadOption(format!(
+                "tool_choice forces `{name}`, but it is not among the shown tools"
+            )));
+        }
+    }
+    Ok((0..list.tools.len())
+        .filter(|&i| shown.contains(&list.tools[i].name))
+        .collect())
 }
 
 /// Compiles the `response_format` answer; returns it with the pointer its schema's

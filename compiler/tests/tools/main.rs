@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 use common::{examples, read, seed_examples};
 
 mod errors;
+mod shown;
 
 /// Texts sampled per grammar.
 const SAMPLES: usize = 200;
@@ -116,6 +117,9 @@ fn mcp_fixtures() -> Vec<(String, Value)> {
         "@modelcontextprotocol/server-filesystem@",
         "@modelcontextprotocol/server-everything@",
         "mcp-server-time@",
+        "@modelcontextprotocol/server-memory@",
+        "mcp-server-git@",
+        "mcp-server-fetch@",
     ] {
         assert!(
             servers.iter().any(|s| s.starts_with(want)),

@@ -322,11 +322,16 @@ pub fn object(
         None => (Expr::empty(), Expr::empty()),
     };
     let many = members.len() > 3;
+    // S(k) is needed by the object (k = 0) and by S(k-1) when member k-1 is optional and
+    // S(k-1) is needed itself: after a required member no later S(k) is reachable.
+    let mut starts_needed = Vec::with_capacity(members.len());
+    for k in 0..members.len() {
+        starts_needed.push(k == 0 || (!members[k - 1].required && starts_needed[k - 1]));
+    }
     for (k, member) in members.iter().enumerate().rev() {
-        // T(k) is needed by the members before this one; S(k) by the first member, and
-        // by an optional member before this one.
+        // T(k) is needed by the members before this one.
         let tail_needed = k > 0;
-        let start_needed = k == 0 || !members[k - 1].required;
+        let start_needed = starts_needed[k];
         let next_tail = std::mem::replace(&mut tail, Expr::empty());
         let (tail_for_start, tail_for_tail) = match (start_needed, tail_needed) {
             (true, true) => (next_tail.clone(), next_tail),
@@ -355,7 +360,7 @@ pub fn object(
         // S(k-1); S(k) only by an optional S(k-1).
         if many && k > 0 {
             tail = e.add_rule(&numbered(&hint, "-tail-", k), new_tail);
-            start = if members[k - 1].required {
+            start = if members[k - 1].required || !start_needed {
                 new_start
             } else {
                 e.add_rule(&numbered(&hint, "-from-", k), new_start)
@@ -538,6 +543,30 @@ mod tests {
     fn recognizer(schema: &Value) -> Recognizer {
         let compiled = compile(schema, &Options::default()).unwrap();
         Recognizer::new(&compiled.grammar).unwrap()
+    }
+
+    #[test]
+    fn every_rule_of_a_long_object_is_reachable() {
+        // Four members: the chain's named pieces after a required member are never
+        // reachable, and were once written all the same (mcp-server-fetch's `fetch`).
+        for (required, least) in [
+            (json!(["a"]), r#"{"a":1}"#),
+            (json!(["b"]), r#"{"b":2}"#),
+            (json!([]), "{}"),
+            (json!(["a", "c"]), r#"{"a":1,"c":true}"#),
+        ] {
+            let schema = json!({"type": "object", "additionalProperties": false,
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"},
+                    "c": {"type": "boolean"}, "d": {"type": "null"}},
+                "required": required});
+            let compiled = compile(&schema, &Options::default()).unwrap();
+            let findings = crate::gbnf::check(&compiled.grammar);
+            assert!(findings.is_empty(), "{required}: {findings:?}");
+            let r = Recognizer::new(&compiled.grammar).unwrap();
+            for text in [r#"{"a":1,"b":2,"c":true,"d":null}"#, least] {
+                assert!(r.recognize(text).accepted, "{required}: {text}");
+            }
+        }
     }
 
     #[test]
