@@ -16,6 +16,7 @@ use gbnfc_compiler::tools::{self, mistral_id, write_calls, Syntax, ToolSpec};
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate};
 use serde_json::{json, Map, Value};
 
+use crate::compact_tools;
 use crate::engine::Engine;
 use crate::BridgeError;
 
@@ -354,8 +355,9 @@ pub fn tools_system_prompt(tools: &Value) -> String {
 }
 
 /// Tools as OpenAI function definitions (`{"type": "function", "function": {name,
-/// description, parameters}}`), the form [`tools_system_prompt`] shows them in.
-pub fn tool_definitions(tools: &[ToolSpec]) -> Value {
+/// description, parameters}}`), the form [`tools_system_prompt`] shows them in; with
+/// `compact`, in [`crate::compact_tools`]' shorter rendering.
+pub fn tool_definitions(tools: &[ToolSpec], compact: bool) -> Value {
     Value::Array(
         tools
             .iter()
@@ -365,7 +367,12 @@ pub fn tool_definitions(tools: &[ToolSpec]) -> Value {
                     function["description"] = json!(description);
                 }
                 function["parameters"] = tool.parameters.clone();
-                json!({"type": "function", "function": function})
+                let definition = json!({"type": "function", "function": function});
+                if compact {
+                    compact_tools::compact(&definition)
+                } else {
+                    definition
+                }
             })
             .collect(),
     )

@@ -20,6 +20,7 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
 use crate::chat::Message;
+use crate::context_size::{self, KvShape};
 use crate::mask::MaskVocab;
 use crate::reasoning::{Reasoning, ReasoningMode, ReasoningRequest};
 use crate::{backend::backend, gguf, model_path, BridgeError};
@@ -33,8 +34,9 @@ pub const GPU_COMPILED: bool = cfg!(any(
     feature = "shared-llama"
 ));
 
-/// The default context size, in tokens.
-pub const DEFAULT_CTX: u32 = 4096;
+/// The default context size: 0, the model's trained context as far as memory allows
+/// ([`crate::context_size`]).
+pub const DEFAULT_CTX: u32 = 0;
 
 /// The layers offloaded when `--n-gpu-layers` is not given: every layer when a GPU
 /// backend is compiled in, none otherwise.
@@ -54,7 +56,8 @@ pub struct EngineOptions {
     pub model: Option<PathBuf>,
     /// Layers to offload to the GPU; `None` is [`default_gpu_layers`].
     pub n_gpu_layers: Option<u32>,
-    /// Context size in tokens (prompt and output together); 0 takes the model's own.
+    /// Context size in tokens (prompt and output together); 0 takes the model's trained
+    /// context, as far as memory allows ([`crate::context_size`]).
     pub ctx: u32,
     /// Threads for evaluation; `None` uses every available core.
     pub threads: Option<i32>,
@@ -182,10 +185,23 @@ impl Engine {
             .threads
             .filter(|&t| t > 0)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get() as i32));
+        let ctx = match options.ctx {
+            0 => context_size::fitting_context(
+                model.n_ctx_train(),
+                KvShape {
+                    layers: u64::from(model.n_layer()),
+                    embedding: u64::try_from(model.n_embd()).unwrap_or(0),
+                    heads: u64::from(model.n_head()),
+                    kv_heads: u64::from(model.n_head_kv()),
+                },
+                context_size::available_memory(),
+            ),
+            asked => asked,
+        };
         let mut engine = Engine {
             model,
             path,
-            ctx: options.ctx,
+            ctx,
             threads,
             n_gpu_layers,
             control,
@@ -234,7 +250,8 @@ impl Engine {
             .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned())
     }
 
-    /// Context size asked for (0: the model's own).
+    /// The tokens one sequence may hold: `--ctx`, or the model's trained context as far
+    /// as memory allows.
     pub fn ctx(&self) -> u32 {
         self.ctx
     }
@@ -326,7 +343,7 @@ impl Engine {
     /// # Errors
     /// [`BridgeError::Context`] when llama.cpp cannot allocate it.
     pub(crate) fn new_context(&self) -> Result<LlamaContext<'_>, BridgeError> {
-        let n_ctx = self.sequence_ctx();
+        let n_ctx = self.ctx;
         let params = self.context_params(n_ctx).with_n_batch(n_ctx);
         self.model
             .new_context(backend()?, params)
@@ -338,15 +355,6 @@ impl Engine {
 }
 
 impl Engine {
-    /// The tokens one sequence may hold: `--ctx`, or the model's own when it is 0.
-    pub fn sequence_ctx(&self) -> u32 {
-        if self.ctx == 0 {
-            self.model.n_ctx_train()
-        } else {
-            self.ctx
-        }
-    }
-
     /// Context parameters of `n_ctx` tokens on the engine's threads.
     fn context_params(&self, n_ctx: u32) -> LlamaContextParams {
         LlamaContextParams::default()
@@ -368,7 +376,7 @@ impl Engine {
         &self,
         sequences: u32,
     ) -> Result<(LlamaContext<'_>, usize), BridgeError> {
-        let per_sequence = self.sequence_ctx();
+        let per_sequence = self.ctx;
         let sequences = sequences.max(1);
         let n_ctx = per_sequence.saturating_mul(sequences);
         let params = self

@@ -16,6 +16,8 @@ pub mod backend;
 pub mod chat;
 pub(crate) mod close_plan;
 pub mod closeout;
+pub mod compact_tools;
+pub mod context_size;
 pub mod engine;
 pub mod error;
 pub mod generate;

@@ -41,6 +41,8 @@ pub struct LoopOptions {
     pub first_choice: Option<ToolChoice>,
     /// Which tools each turn is shown.
     pub retrieval: Retrieval,
+    /// Show them in the compact rendering ([`crate::compact_tools`]).
+    pub compact_tools: bool,
 }
 
 impl Default for LoopOptions {
@@ -56,6 +58,7 @@ impl Default for LoopOptions {
             parallel: false,
             first_choice: None,
             retrieval: Retrieval::Auto,
+            compact_tools: false,
         }
     }
 }
@@ -131,6 +134,7 @@ pub fn run_loop(
         parallel: Some(options.parallel),
         retries: options.retries,
         retrieval: options.retrieval,
+        compact: options.compact_tools,
         ..CallSpec::default()
     };
     let listed = hub.tools().len();

@@ -50,6 +50,8 @@ pub struct CallSpec {
     pub retries: usize,
     /// Which tools a conversation is shown ([`PreparedCalls::for_conversation`]).
     pub retrieval: Retrieval,
+    /// Show the tools in the compact rendering ([`crate::compact_tools`]).
+    pub compact: bool,
 }
 
 impl Default for CallSpec {
@@ -63,6 +65,7 @@ impl Default for CallSpec {
             closed: true,
             retries: 2,
             retrieval: Retrieval::Auto,
+            compact: false,
         }
     }
 }
@@ -103,6 +106,7 @@ pub fn shortlist(
         &choice,
         messages,
         spec.retrieval,
+        spec.compact,
     ))
 }
 
@@ -164,7 +168,7 @@ impl PreparedCalls {
             .map(|format| Validator::new(&format.value))
             .transpose()?;
         let specs: Vec<ToolSpec> = compiled.tools.iter().map(|t| t.spec.clone()).collect();
-        let definitions = chat::tool_definitions(&specs);
+        let definitions = chat::tool_definitions(&specs, spec.compact);
         Ok(PreparedCalls {
             compiled,
             validators,

@@ -48,21 +48,23 @@ pub struct Shortlist {
 
 /// The tools of `tools` that `messages` are shown under `retrieval`, or `None` when they
 /// are shown every tool (retrieval off, a list no longer than K, `auto` with a list that
-/// fits, or `choice` `none`, which shows none). A tool `choice` names is always in.
+/// fits — in the `compact` rendering when that is the one shown —, or `choice` `none`,
+/// which shows none). A tool `choice` names is always in.
 pub fn shortlist(
     engine: &Engine,
     tools: &[ToolSpec],
     choice: &ToolChoice,
     messages: &[Message],
     retrieval: Retrieval,
+    compact: bool,
 ) -> Option<Shortlist> {
     let k = match retrieval {
         Retrieval::All => return None,
         Retrieval::Top(k) => k.max(1),
         Retrieval::Auto => {
-            let prompt = chat::tools_system_prompt(&chat::tool_definitions(tools));
+            let prompt = chat::tools_system_prompt(&chat::tool_definitions(tools, compact));
             let tokens = engine.tokenize_text(&prompt).len();
-            let context = engine.sequence_ctx() as usize;
+            let context = engine.ctx() as usize;
             if tokens * 100 <= context * AUTO_CONTEXT_PERCENT {
                 return None;
             }

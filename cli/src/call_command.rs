@@ -83,6 +83,7 @@ pub fn run(args: &CallArgs) -> Result<ExitCode, Failure> {
         closed: !args.open_objects,
         retries: args.retries,
         retrieval: args.retrieval.retrieval(),
+        compact: args.retrieval.compact_tools,
     };
     let messages = args.conversation.conversation()?;
     let engine = args.engine.load()?;

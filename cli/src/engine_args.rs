@@ -24,8 +24,10 @@ pub struct EngineArgs {
     /// else 0).
     #[arg(long, value_name = "N", help_heading = "Model")]
     pub n_gpu_layers: Option<u32>,
-    /// Context size in tokens, prompt and output together (0: the model's own).
-    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_CTX, help_heading = "Model")]
+    /// Context size in tokens, prompt and output together [default: the model's trained
+    /// context, halved while its KV cache would take more than a quarter of the free
+    /// memory, not below 4096].
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_CTX, hide_default_value = true, help_heading = "Model")]
     pub ctx: u32,
     /// Threads for evaluation (default: every core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..), help_heading = "Model")]

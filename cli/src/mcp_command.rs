@@ -103,6 +103,7 @@ pub fn run(args: &McpArgs) -> Result<ExitCode, Failure> {
         parallel: args.parallel,
         first_choice: Some(first_choice),
         retrieval: args.retrieval.retrieval(),
+        compact_tools: args.retrieval.compact_tools,
     };
     let quiet = args.engine.quiet;
     let verbose = args.engine.verbose;

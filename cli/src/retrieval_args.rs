@@ -1,10 +1,11 @@
-//! The tool retrieval flags `gbnfc call`, `gbnfc mcp` and `gbnfc serve` share.
+//! The flags of which tools the model is shown, and how, that `gbnfc call`, `gbnfc mcp`
+//! and `gbnfc serve` share.
 
 use clap::Args;
 use gbnfc_bridge::tool_retrieval::Retrieval;
 use serde_json::{json, Value};
 
-/// Which tools the model is shown.
+/// Which tools the model is shown, and how.
 #[derive(Args, Debug, Clone)]
 pub struct RetrievalArgs {
     /// Show the model (and allow in the grammar) only the K tools that best match the
@@ -16,6 +17,11 @@ pub struct RetrievalArgs {
     /// Show the model every tool, however much of the context the list takes.
     #[arg(long, help_heading = "Tools")]
     pub all_tools: bool,
+    /// Show the tools in a compact rendering for small contexts: descriptions over 120
+    /// characters cut to their first sentence, schema titles left out. The grammar and
+    /// validation still read the full schemas.
+    #[arg(long, help_heading = "Tools")]
+    pub compact_tools: bool,
 }
 
 impl RetrievalArgs {

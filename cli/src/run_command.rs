@@ -120,6 +120,7 @@ pub fn print_stats(engine: &Engine, stats: &Stats, attempts: usize, more: Vec<(&
         map.insert("attempts".into(), json!(attempts));
         map.insert("model".into(), json!(engine.name()));
         map.insert("threads".into(), json!(engine.threads()));
+        map.insert("ctx".into(), json!(engine.ctx()));
         map.insert(
             "n_gpu_layers".into(),
             json!(engine.n_gpu_layers().min(i32::MAX as u32)),

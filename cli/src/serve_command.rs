@@ -72,6 +72,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
         tool_defaults: args.engine.tool_call_options(),
         retries: args.retries,
         retrieval: args.retrieval.retrieval(),
+        compact_tools: args.retrieval.compact_tools,
     };
     options.check().map_err(|message| {
         Failure::new(message).help("loopback (127.0.0.1, the default) needs no key")

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "../../bridge/tests/common/five_servers.rs"]
+mod five_servers;
 
 use std::process::{Command, Output};
 
@@ -25,24 +27,7 @@ fn gbnfc(args: &[&str]) -> Output {
 /// The five servers' tools (as captured in `compiler/tests/fixtures/mcp`) as one MCP
 /// `tools/list` result in a scratch file named after `name` (each test its own).
 fn five_servers(name: &str) -> Scratch {
-    let mut tools = Vec::new();
-    for server in [
-        "server-filesystem",
-        "mcp-server-git",
-        "server-memory",
-        "mcp-server-time",
-        "mcp-server-fetch",
-    ] {
-        let path = repo().join(format!("compiler/tests/fixtures/mcp/{server}.json"));
-        let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        tools.extend(
-            fixture["result"]["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .cloned(),
-        );
-    }
+    let tools = five_servers::mcp_tools();
     assert_eq!(tools.len(), 38);
     Scratch::new(
         &format!("five-servers-{name}.json"),
@@ -50,8 +35,15 @@ fn five_servers(name: &str) -> Scratch {
     )
 }
 
+/// `gbnfc call --tools LIST --prompt PROMPT` and `extra` flags.
+fn call(list: &Scratch, prompt: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["call", "--tools", list.path(), "--prompt", prompt];
+    args.extend_from_slice(extra);
+    gbnfc(&args)
+}
+
 /// The `--stats` line of a run's standard error.
-fn stats(out: &Output) -> Value {
+fn stats_of(out: &Output) -> Value {
     let err = stderr(out);
     let line = err
         .lines()
@@ -128,23 +120,15 @@ fn the_readme_call_names_chengdu_on_seeds_1_to_20() {
 #[test]
 fn a_long_tool_list_is_narrowed_to_fit_the_context() {
     let list = five_servers("narrowed");
-    let out = gbnfc(&[
-        "call",
-        "--tools",
-        list.path(),
-        "--prompt",
+    let out = call(
+        &list,
         "Show me the commit log of the git repository at /srv/project.",
-        "--choice",
-        "required",
-        "--ctx",
-        "4096",
-        "--seed",
-        "1",
-        "--stats",
-        "-v",
-    ]);
+        &[
+            "--choice", "required", "--ctx", "4096", "--seed", "1", "--stats", "-v",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let stats = stats(&out);
+    let stats = stats_of(&out);
     let shown: Vec<&str> = stats["tools_shown"]
         .as_array()
         .unwrap()
@@ -179,66 +163,85 @@ fn a_long_tool_list_is_narrowed_to_fit_the_context() {
         "-q",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let whole = self::stats(&out);
+    let whole = stats_of(&out);
     assert_eq!(whole["tools_shown"], json!(["get_weather"]), "{whole}");
     assert_eq!(whole["tools_listed"], 1, "{whole}");
+    // With no --ctx, the default model's trained context (memory allows it here).
+    assert_eq!(whole["ctx"], 8192, "{whole}");
 }
 
 /// `--tools-top-k` sets how many; a tool `--choice` names is in whatever its rank, and is
-/// the one called; `--all-tools` shows all 38, which a 4,096-token context cannot hold.
+/// the one called; `--all-tools` shows all 38, which a 4,096-token context cannot hold
+/// unless `--compact-tools` shortens them.
 #[test]
 fn top_k_the_chosen_tool_and_all_tools() {
     let list = five_servers("top-k");
     let ask = "What time is it in Tokyo?";
-    let out = gbnfc(&[
-        "call",
-        "--tools",
-        list.path(),
-        "--prompt",
+    let out = call(
+        &list,
         ask,
-        "--tools-top-k",
-        "2",
-        "--choice",
-        "git_log",
-        "--seed",
-        "1",
-        "--stats",
-        "-q",
-    ]);
+        &[
+            "--tools-top-k",
+            "2",
+            "--choice",
+            "git_log",
+            "--seed",
+            "1",
+            "--stats",
+            "-q",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let stats = stats(&out);
+    let stats = stats_of(&out);
     let shown = stats["tools_shown"].as_array().unwrap();
     assert_eq!(shown.len(), 2, "{stats}");
     assert!(shown.contains(&json!("git_log")), "{stats}");
     assert_eq!(called(&out), ["git_log"]);
 
-    let out = gbnfc(&[
-        "call",
-        "--tools",
-        list.path(),
-        "--prompt",
+    let out = call(
+        &list,
         ask,
-        "--all-tools",
-        "--ctx",
-        "4096",
-        "--seed",
-        "1",
-        "-q",
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("context holds 4096"),
-        "{}",
-        stderr(&out)
+        &["--all-tools", "--ctx", "4096", "--seed", "1", "-q"],
     );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("context holds 4096"), "{err}");
+    let whole: usize = err
+        .split("the prompt is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no prompt size in: {err}"));
+
+    // The compact rendering shows all 38 in about 30% fewer tokens: within 4,096.
+    let out = call(
+        &list,
+        ask,
+        &[
+            "--all-tools",
+            "--compact-tools",
+            "--ctx",
+            "4096",
+            "--max-tokens",
+            "64",
+            "--choice",
+            "required",
+            "--seed",
+            "1",
+            "--stats",
+            "-q",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let compact = stats_of(&out)["prompt_tokens"].as_u64().unwrap() as usize;
+    assert!(compact * 10 < whole * 8, "{compact} against {whole}");
+    assert_eq!(stats_of(&out)["tools_shown"].as_array().unwrap().len(), 38);
 
     for bad in [
         vec!["--tools-top-k", "0"],
         vec!["--tools-top-k", "2", "--all-tools"],
     ] {
-        let mut args = vec!["call", "--tools", list.path(), "--prompt", ask];
-        args.extend(bad.iter());
-        let out = gbnfc(&args);
+        let out = call(&list, ask, &bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
     }
 }

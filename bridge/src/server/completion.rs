@@ -152,6 +152,7 @@ async fn admit(
             let output = request.output.clone();
             let messages = request.messages.clone();
             let retrieval = request.retrieval.unwrap_or(state.options.retrieval);
+            let compact = state.options.compact_tools;
             let scheduler = ready.scheduler.clone();
             let retries = state.options.retries;
             let kind = state.options.defaults.grammar_engine;
@@ -162,6 +163,7 @@ async fn admit(
                         tools: body.clone(),
                         retries,
                         retrieval,
+                        compact,
                         ..CallSpec::default()
                     }),
                     _ => None,

@@ -82,6 +82,8 @@ pub struct ServeOptions {
     /// Which tools a request with `tools` shows the model, where it does not say
     /// (`tools_top_k`).
     pub retrieval: Retrieval,
+    /// Show tools in the compact rendering ([`crate::compact_tools`]).
+    pub compact_tools: bool,
 }
 
 impl ServeOptions {

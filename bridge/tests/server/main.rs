@@ -55,6 +55,7 @@ fn options() -> ServeOptions {
         },
         retries: 2,
         retrieval: Retrieval::Auto,
+        compact_tools: false,
     }
 }
 
