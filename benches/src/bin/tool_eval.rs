@@ -108,8 +108,12 @@ fn main() {
 
 /// Runs `cases` under the four configurations and prints a row for each.
 fn suite(engine: &Engine, label: &str, cases: &[Case], retrieval: Retrieval, narrowed: &str) {
-    for (shown, retrieval) in [("all", Retrieval::All), (narrowed, retrieval)] {
+    for (shown, retrieval) in [(narrowed, retrieval), ("all", Retrieval::All)] {
         for grammar in [true, false] {
+            eprintln!(
+                "tool_eval: {label}, {shown} tools, grammar {}",
+                if grammar { "on" } else { "off" }
+            );
             let tally = run(engine, cases, retrieval, grammar);
             let mut tokens = tally.prompt_tokens.clone();
             tokens.sort_unstable();
