@@ -8,21 +8,11 @@ mod common;
 #[path = "../../bridge/tests/common/five_servers.rs"]
 mod five_servers;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
-use common::{repo, stderr, stdout, Scratch};
-
-fn gbnfc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gbnfc"))
-        .args(args)
-        .args(["--threads", "2"])
-        .current_dir(repo())
-        .env_remove("GBNFC_MODEL")
-        .output()
-        .unwrap()
-}
+use common::{gbnfc_on_model as gbnfc, repo, stderr, stdout, Scratch};
 
 /// The five servers' tools (as captured in `compiler/tests/fixtures/mcp`) as one MCP
 /// `tools/list` result in a scratch file named after `name` (each test its own).

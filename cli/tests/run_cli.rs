@@ -7,21 +7,11 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use common::{example, repo, stderr, stdout, Scratch};
-
-fn gbnfc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gbnfc"))
-        .args(args)
-        .args(["--threads", "2"])
-        .current_dir(repo())
-        .env_remove("GBNFC_MODEL")
-        .output()
-        .unwrap()
-}
+use common::{example, gbnfc_on_model as gbnfc, repo, stderr, stdout, Scratch};
 
 /// Exit status 1, one `error:` message containing every word, no crash.
 fn fails_with(out: &Output, words: &[&str]) {

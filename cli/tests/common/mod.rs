@@ -75,3 +75,15 @@ impl Drop for Scratch {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// Runs `gbnfc args` on the default model, as users run it from the repository, on 2
+/// threads and with `GBNFC_MODEL` unset.
+pub fn gbnfc_on_model(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gbnfc"))
+        .args(args)
+        .args(["--threads", "2"])
+        .current_dir(repo())
+        .env_remove("GBNFC_MODEL")
+        .output()
+        .unwrap()
+}
