@@ -22,8 +22,9 @@
 //! expected function. Without the grammar the model writes freely and the same reader
 //! judges it.
 //!
-//! `cargo run --release -p gbnfc-benches --bin tool_eval -- [--bfcl DIR] [--limit N]`
-//! (`--limit`: the first N cases of each suite; default all: 40, 200 and 200).
+//! `cargo run --release -p gbnfc-benches --bin tool_eval -- [--bfcl DIR] [--limit N]
+//! [--bfcl-only]` (`--limit`: the first N cases of each suite; default all: 40, 200 and
+//! 200; `--bfcl-only` leaves the five-server suite out).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../../../bridge/tests/common/five_servers.rs"]
@@ -68,12 +69,14 @@ struct Tally {
 fn main() {
     let mut bfcl: Option<PathBuf> = None;
     let mut limit = usize::MAX;
+    let mut five = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--bfcl" => bfcl = Some(PathBuf::from(args.next().expect("--bfcl DIR"))),
             "--limit" => limit = args.next().and_then(|n| n.parse().ok()).expect("--limit N"),
-            other => panic!("unknown argument {other}: use --bfcl DIR, --limit N"),
+            "--bfcl-only" => five = false,
+            other => panic!("unknown argument {other}: use --bfcl DIR, --limit N, --bfcl-only"),
         }
     }
     let engine = Engine::load(&EngineOptions {
@@ -89,14 +92,16 @@ fn main() {
     );
     println!("| suite | tools shown | grammar | cases | right tool | valid calls | right tool shown | prompt tokens (median / max) | s per case |");
     println!("|---|---|---|---:|---:|---:|---:|---:|---:|");
-    let five: Vec<Case> = five_servers().into_iter().take(limit).collect();
-    suite(
-        &engine,
-        "five MCP servers",
-        &five,
-        Retrieval::Auto,
-        "best 5 (default)",
-    );
+    if five {
+        let cases: Vec<Case> = five_servers().into_iter().take(limit).collect();
+        suite(
+            &engine,
+            "five MCP servers",
+            &cases,
+            Retrieval::Auto,
+            "best 5 (default)",
+        );
+    }
     if let Some(dir) = bfcl {
         for category in ["multiple", "parallel_multiple"] {
             let cases = bfcl_cases(&dir, category, limit);
