@@ -25,6 +25,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use gbnfc_compiler::gbnf::Target;
 use gbnfc_compiler::reasoning::ReasoningMarkers;
 use gbnfc_compiler::schema::Whitespace;
 
@@ -138,6 +139,10 @@ enum Command {
         /// the grammar starts inside the reasoning.
         #[arg(long, requires = "reasoning_markers")]
         reasoning_opened: bool,
+        /// Write the grammar in an engine's spelling: llama (llama.cpp's GBNF), xgrammar
+        /// (XGrammar's EBNF: vLLM, SGLang) or lark (llguidance's Lark: vLLM, SGLang).
+        #[arg(long, value_name = "ENGINE", default_value = "llama", value_parser = Target::parse)]
+        target: Target,
     },
     /// Compile a tool list (OpenAI tools or functions, MCP tools/list, Anthropic tools, a chat request) to the grammar of its calls.
     #[command(
@@ -187,6 +192,10 @@ enum Command {
         /// With --reasoning-markers: the prompt has written the opening marker already.
         #[arg(long, requires = "reasoning_markers")]
         reasoning_opened: bool,
+        /// Write the grammars in an engine's spelling: llama (llama.cpp's GBNF), xgrammar
+        /// (XGrammar's EBNF: vLLM, SGLang) or lark (llguidance's Lark: vLLM, SGLang).
+        #[arg(long, value_name = "ENGINE", default_value = "llama", value_parser = Target::parse)]
+        target: Target,
     },
     /// Print the canonical text of a JSON value under a schema (what compiled grammars produce).
     #[command(after_help = "Example:\n  gbnfc canon schema.json '{\"b\":1.0,\"a\":\"x\"}'")]
@@ -303,6 +312,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             explain,
             reasoning_markers,
             reasoning_opened,
+            target,
         } => {
             let flags = schema_commands::SchemaFlags {
                 strict,
@@ -316,7 +326,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let reasoning = reasoning_markers
                 .as_ref()
                 .map(|markers| (markers, reasoning_opened));
-            schema_commands::compile(&schema, output.as_deref(), &flags, explain, reasoning)
+            schema_commands::compile(
+                &schema,
+                output.as_deref(),
+                &flags,
+                explain,
+                reasoning,
+                target,
+            )
         }
         Command::Tools {
             file,
@@ -333,6 +350,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             whitespace,
             reasoning_markers,
             reasoning_opened,
+            target,
         } => tools_command::run(&tools_command::ToolsArgs {
             file: &file,
             output: output.as_deref(),
@@ -360,6 +378,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             reasoning: reasoning_markers
                 .as_ref()
                 .map(|markers| (markers, reasoning_opened)),
+            target,
         }),
         Command::Canon {
             schema,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gbnfc_compiler::gbnf::{CheckedGrammar, Grammar};
+use gbnfc_compiler::gbnf::{CheckedGrammar, Grammar, Target};
 use gbnfc_compiler::reasoning::{with_reasoning, ReasoningMarkers};
 use gbnfc_compiler::schema::{self, canon, document::Document, KeywordStatus, Options, Whitespace};
 use serde_json::Value;
@@ -74,14 +74,23 @@ pub fn after_reasoning(
     })
 }
 
-/// `gbnfc compile SCHEMA`: prints the grammar (or writes it to `out`), after a reasoning
-/// section when `reasoning` gives its markers (and whether the prompt opened it).
+/// `grammar` in `target`'s spelling, for `compile` and `tools`.
+pub fn spelled(path: &str, grammar: &Grammar, target: Target) -> Result<String, Failure> {
+    target.render(grammar).map_err(|e| {
+        Failure::new(format!("{path}: {e}")).help("use --target llama, which spells everything")
+    })
+}
+
+/// `gbnfc compile SCHEMA`: prints the grammar in `target`'s spelling (or writes it to
+/// `out`), after a reasoning section when `reasoning` gives its markers (and whether the
+/// prompt opened it).
 pub fn compile(
     path: &str,
     out: Option<&Path>,
     flags: &SchemaFlags,
     explain: bool,
     reasoning: Option<(&ReasoningMarkers, bool)>,
+    target: Target,
 ) -> Result<ExitCode, Failure> {
     let schema = read_json(path)?;
     let resolver = flags.ref_dir.clone().map(ref_dir_resolver);
@@ -121,8 +130,11 @@ pub fn compile(
         }
     }
     let text = match reasoning {
-        Some(reasoning) => after_reasoning(path, &compiled.grammar, reasoning)?.to_string(),
-        None => compiled.grammar.to_string(),
+        Some(reasoning) => {
+            let grammar = after_reasoning(path, &compiled.grammar, reasoning)?;
+            spelled(path, &grammar, target)?
+        }
+        None => spelled(path, &compiled.grammar, target)?,
     };
     match out {
         Some(out) => std::fs::write(out, text)

@@ -4,20 +4,22 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use gbnfc_compiler::gbnf::{CheckedGrammar, Target};
 use gbnfc_compiler::reasoning::ReasoningMarkers;
 use gbnfc_compiler::schema::{KeywordStatus, Whitespace};
 use gbnfc_compiler::tools::{self, InputFormat, Syntax, ToolChoice, ToolOptions};
 use serde_json::{json, Value};
 
-use crate::schema_commands::{after_reasoning, read_json};
+use crate::schema_commands::{after_reasoning, read_json, spelled};
 use crate::Failure;
 
 /// What `gbnfc tools` prints.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Emit {
-    /// The grammar as GBNF text.
+    /// The grammar as text, in the target's spelling.
     Gbnf,
-    /// `{"grammar", "lazy_grammar", "triggers", "diagnostics"}`.
+    /// `{"grammar", "lazy_grammar", "triggers", "diagnostics"}`, the grammars in the
+    /// target's spelling.
     Json,
 }
 
@@ -47,6 +49,8 @@ pub struct ToolsArgs<'a> {
     pub whitespace: Whitespace,
     /// A reasoning section before the calls: its markers, and whether the prompt opened it.
     pub reasoning: Option<(&'a ReasoningMarkers, bool)>,
+    /// The engine whose spelling the grammars are written in.
+    pub target: Target,
 }
 
 /// Runs `gbnfc tools`.
@@ -105,7 +109,7 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
                             "note: tool choice auto: the grammar allows prose or calls; `--emit json` also gives the lazy grammar and its trigger words"
                         );
                     }
-                    grammar.to_string()
+                    spelled(origin, grammar, args.target)?
                 }
                 None => {
                     eprintln!(
@@ -128,9 +132,12 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
                     })
                 })
                 .collect();
+            let spell = |grammar: Option<&CheckedGrammar>| {
+                grammar.map(|g| spelled(origin, g, args.target)).transpose()
+            };
             let out = json!({
-                "grammar": compiled.grammar.as_ref().map(ToString::to_string),
-                "lazy_grammar": compiled.lazy_grammar.as_ref().map(ToString::to_string),
+                "grammar": spell(compiled.grammar.as_ref())?,
+                "lazy_grammar": spell(compiled.lazy_grammar.as_ref())?,
                 "triggers": compiled.triggers,
                 "diagnostics": diagnostics,
             });

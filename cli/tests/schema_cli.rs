@@ -219,3 +219,36 @@ fn a_reasoning_section_goes_before_the_value_and_is_never_constrained() {
         assert!(stderr(&out).contains(words), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn targets_spell_the_same_grammar_for_each_engine() {
+    let schema = r#"{"type":"object","properties":{"n":{"type":"integer","minimum":10,"maximum":250}},"required":["n"]}"#;
+    let compiled = |extra: &[&str]| {
+        let out = gbnfc(&[&["compile", "-"], extra].concat(), schema);
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let llama = compiled(&[]);
+    assert_eq!(compiled(&["--target", "llama"]), llama);
+    let xgrammar = compiled(&["--target", "xgrammar"]);
+    assert!(xgrammar.starts_with("root ::= "), "{xgrammar}");
+    let lark = compiled(&["--target", "lark"]);
+    assert!(
+        lark.starts_with("start: ") && lark.contains("/[1-9]/"),
+        "{lark}"
+    );
+    // With a reasoning section the whole grammar is respelled.
+    let thinking = compiled(&[
+        "--reasoning-markers",
+        "<think>,</think>",
+        "--target",
+        "lark",
+    ]);
+    assert!(
+        thinking.contains("\"<\" \"t\" \"h\" \"i\" \"n\" \"k\" \">\""),
+        "{thinking}"
+    );
+    let out = gbnfc(&["compile", "-", "--target", "gbnf"], schema);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("use llama, xgrammar or lark"));
+}

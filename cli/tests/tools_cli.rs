@@ -318,3 +318,44 @@ fn usage_errors_exit_2() {
     let out = gbnfc(&["tools", "-", "--emit", "yaml"], "");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn targets_spell_both_grammars_for_the_engine() {
+    let args = |target: &'static str| {
+        [
+            "tools",
+            "../shared/examples/weather-tools.openai.json",
+            "--syntax",
+            "hermes",
+            "--emit",
+            "json",
+            "--target",
+            target,
+        ]
+    };
+    let spelled = |target| {
+        let out = gbnfc(&args(target), "");
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<Value>(&stdout(&out)).unwrap()
+    };
+    let llama = spelled("llama");
+    let lark = spelled("lark");
+    let xgrammar = spelled("xgrammar");
+    assert!(llama["grammar"].as_str().unwrap().starts_with("root ::= "));
+    for key in ["grammar", "lazy_grammar"] {
+        let text = lark[key].as_str().unwrap();
+        assert!(
+            text.starts_with("start: ") && !text.contains("::="),
+            "{text}"
+        );
+        let text = xgrammar[key].as_str().unwrap();
+        assert!(
+            text.starts_with("root ::= ") && !text.contains(" . "),
+            "{text}"
+        );
+    }
+    assert_eq!(lark["triggers"], llama["triggers"]);
+    let unknown = gbnfc(&args("vllm"), "");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("use llama, xgrammar or lark"));
+}

@@ -6,65 +6,10 @@
 //! places must not leak into messages.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use gbnfc_compiler::schema::{compile, CompileError, Options};
 use serde_json::Value;
-
-fn corpora() -> PathBuf {
-    let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora");
-    assert!(
-        corpora.is_dir(),
-        "the shared corpora are missing at {}: CI lays ../shared beside the clone",
-        corpora.display()
-    );
-    corpora
-}
-
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// The schemas of the corpora, each with a name for messages.
-fn schemas() -> Vec<(String, Value)> {
-    let corpora = corpora();
-    let mut out = Vec::new();
-    let mut splits: Vec<PathBuf> = std::fs::read_dir(corpora.join("jsonschemabench"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    splits.sort();
-    for split in splits {
-        for file in json_files(&split) {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
-                continue;
-            };
-            if let Some(schema) = value.get_mut("schema").map(Value::take) {
-                out.push((file.display().to_string(), schema));
-            }
-        }
-    }
-    for file in json_files(&corpora.join("json-schema-test-suite/draft2020-12")) {
-        let text = std::fs::read_to_string(&file).unwrap();
-        let groups: Vec<Value> = serde_json::from_str(&text).unwrap();
-        for (i, mut group) in groups.into_iter().enumerate() {
-            if let Some(schema) = group.get_mut("schema").map(Value::take) {
-                out.push((format!("{}[{i}]", file.display()), schema));
-            }
-        }
-    }
-    out
-}
 
 /// Whether `pointer` (in the input document) names a place written in `schema`.
 fn written(schema: &Value, pointer: &str) -> bool {
@@ -76,7 +21,7 @@ fn written(schema: &Value, pointer: &str) -> bool {
 
 #[test]
 fn every_diagnostic_names_a_place_in_the_schema() {
-    let schemas = schemas();
+    let schemas = common::corpus_schemas();
     assert!(
         schemas.len() > 8_000,
         "only {} schemas found",

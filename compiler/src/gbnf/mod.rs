@@ -1,7 +1,7 @@
 //! GBNF, exactly as llama.cpp reads it: the tree ([`ast`]), the parser ([`parse()`]), the
-//! printer (`Display` on [`Grammar`]), the lints ([`check()`]), the grammar that passed
-//! them ([`CheckedGrammar`]) and the flat form the recognizer and sampler work on
-//! ([`flat`]).
+//! printer (`Display` on [`Grammar`]), the same grammar in other engines' spellings
+//! ([`target`]), the lints ([`check()`]), the grammar that passed them
+//! ([`CheckedGrammar`]) and the flat form the recognizer and sampler work on ([`flat`]).
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
@@ -15,6 +15,7 @@ pub mod llama_stacks;
 pub mod parse;
 mod print;
 pub mod prune;
+pub mod target;
 
 pub use ast::{ClassRange, Expr, Grammar, Pos, Rule, TokenRef};
 pub use charset::{CharSet, MAX_CHAR};
@@ -23,3 +24,4 @@ pub use checked::{CheckedGrammar, Rejected};
 pub use flat::{Flat, LowerError, Origin, Production, Sym, Terminal};
 pub use parse::{parse, ParseError};
 pub(crate) use print::push_number;
+pub use target::{Target, TargetError};

@@ -1,28 +1,37 @@
-//! [`Grammar`] → GBNF text that llama.cpp parses.
+//! [`Grammar`] → GBNF text that llama.cpp parses, or the same in XGrammar's spelling.
 //!
 //! One rule per line, single spaces, escapes only where needed. For trees in normal form
 //! (see [`super::ast`]) the output parses back to the same tree; other trees still print
 //! as valid GBNF, with parentheses added where the structure needs them.
+//!
+//! XGrammar's EBNF grew out of GBNF and reads the same text but for a few spellings:
+//! there `.` belongs to rule names, so any character is `[^]`; `\x` takes every hex digit
+//! that follows, so a control character is `\u00XX`; and two repetition operators never
+//! follow one atom, so a repeated repetition is parenthesized.
 
 use std::fmt;
 
 use super::ast::{ClassRange, Expr, Grammar, Rule, TokenRef};
 
+/// Whose spelling the printer writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    /// llama.cpp's GBNF.
+    Llama,
+    /// XGrammar's EBNF (rule names are the caller's to make legal there).
+    Xgrammar,
+}
+
 impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut text = String::new();
-        for rule in &self.rules {
-            write_rule(&mut text, rule);
-            text.push('\n');
-        }
-        f.write_str(&text)
+        f.write_str(&grammar_text(self, Spelling::Llama))
     }
 }
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        write_rule(&mut text, self);
+        write_rule(&mut text, self, Spelling::Llama);
         f.write_str(&text)
     }
 }
@@ -30,25 +39,35 @@ impl fmt::Display for Rule {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = String::new();
-        write_expr(&mut text, self);
+        write_expr(&mut text, self, Spelling::Llama);
         f.write_str(&text)
     }
 }
 
-fn write_rule(out: &mut String, rule: &Rule) {
-    out.push_str(&rule.name);
-    out.push_str(" ::= ");
-    write_expr(out, &rule.body);
+/// The whole grammar in `spelling`, one rule a line.
+pub(crate) fn grammar_text(grammar: &Grammar, spelling: Spelling) -> String {
+    let mut text = String::new();
+    for rule in &grammar.rules {
+        write_rule(&mut text, rule, spelling);
+        text.push('\n');
+    }
+    text
 }
 
-fn write_expr(out: &mut String, expr: &Expr) {
+fn write_rule(out: &mut String, rule: &Rule, spelling: Spelling) {
+    out.push_str(&rule.name);
+    out.push_str(" ::= ");
+    write_expr(out, &rule.body, spelling);
+}
+
+fn write_expr(out: &mut String, expr: &Expr, spelling: Spelling) {
     match expr {
         Expr::Alt(arms) => {
             for (i, arm) in arms.iter().enumerate() {
                 if i > 0 {
                     out.push_str(" | ");
                 }
-                write_expr(out, arm);
+                write_expr(out, arm, spelling);
             }
         }
         Expr::Seq(items) if items.is_empty() => out.push_str("\"\""),
@@ -58,9 +77,9 @@ fn write_expr(out: &mut String, expr: &Expr) {
                     out.push(' ');
                 }
                 match item {
-                    Expr::Seq(inner) if !inner.is_empty() => parenthesized(out, item),
-                    Expr::Alt(_) => parenthesized(out, item),
-                    _ => write_expr(out, item),
+                    Expr::Seq(inner) if !inner.is_empty() => parenthesized(out, item, spelling),
+                    Expr::Alt(_) => parenthesized(out, item, spelling),
+                    _ => write_expr(out, item, spelling),
                 }
             }
         }
@@ -74,7 +93,7 @@ fn write_expr(out: &mut String, expr: &Expr) {
                 out.push_str(text);
             } else {
                 text.chars()
-                    .for_each(|c| write_char_escaped(out, c, LITERAL_SPECIAL));
+                    .for_each(|c| write_char_escaped(out, c, LITERAL_SPECIAL, spelling));
             }
             out.push('"');
         }
@@ -85,44 +104,35 @@ fn write_expr(out: &mut String, expr: &Expr) {
             }
             for (i, ClassRange { lo, hi }) in ranges.iter().enumerate() {
                 if i == 0 && !negated && *lo == '^' {
-                    out.push_str("\\x5E");
+                    out.push_str(match spelling {
+                        Spelling::Llama => "\\x5E",
+                        Spelling::Xgrammar => "\\^",
+                    });
                 } else {
-                    write_class_char(out, *lo);
+                    write_class_char(out, *lo, spelling);
                 }
                 if lo != hi {
                     out.push('-');
-                    write_class_char(out, *hi);
+                    write_class_char(out, *hi, spelling);
                 }
             }
             out.push(']');
         }
-        Expr::Any => out.push('.'),
+        Expr::Any => out.push_str(match spelling {
+            Spelling::Llama => ".",
+            Spelling::Xgrammar => "[^]",
+        }),
         Expr::Ref { name, .. } => out.push_str(name),
-        Expr::Group(inner) => parenthesized(out, inner),
+        Expr::Group(inner) => parenthesized(out, inner, spelling),
         Expr::Repeat { expr, min, max, .. } => {
             match expr.as_ref() {
-                Expr::Seq(_) | Expr::Alt(_) => parenthesized(out, expr),
-                _ => write_expr(out, expr),
-            }
-            match (min, max) {
-                (0, None) => out.push('*'),
-                (1, None) => out.push('+'),
-                (0, Some(1)) => out.push('?'),
-                (m, None) => {
-                    out.push('{');
-                    push_number(out, *m);
-                    out.push_str(",}");
+                Expr::Seq(_) | Expr::Alt(_) => parenthesized(out, expr, spelling),
+                Expr::Repeat { .. } if spelling == Spelling::Xgrammar => {
+                    parenthesized(out, expr, spelling)
                 }
-                (m, Some(n)) => {
-                    out.push('{');
-                    push_number(out, *m);
-                    if m != n {
-                        out.push(',');
-                        push_number(out, *n);
-                    }
-                    out.push('}');
-                }
+                _ => write_expr(out, expr, spelling),
             }
+            write_repetition(out, *min, *max);
         }
         Expr::Token { negated, token } => {
             if *negated {
@@ -150,10 +160,34 @@ const LITERAL_SPECIAL: &[char] = &['"', '\\'];
 /// Characters a class escapes with a backslash.
 const CLASS_SPECIAL: &[char] = &[']', '[', '\\', '-'];
 
-fn parenthesized(out: &mut String, expr: &Expr) {
+fn parenthesized(out: &mut String, expr: &Expr, spelling: Spelling) {
     out.push('(');
-    write_expr(out, expr);
+    write_expr(out, expr, spelling);
     out.push(')');
+}
+
+/// `*`, `+`, `?`, `{m}`, `{m,}` or `{m,n}`: GBNF's repetition operators, which XGrammar and
+/// Lark spell the same.
+pub(crate) fn write_repetition(out: &mut String, min: u32, max: Option<u32>) {
+    match (min, max) {
+        (0, None) => out.push('*'),
+        (1, None) => out.push('+'),
+        (0, Some(1)) => out.push('?'),
+        (m, None) => {
+            out.push('{');
+            push_number(out, m);
+            out.push_str(",}");
+        }
+        (m, Some(n)) => {
+            out.push('{');
+            push_number(out, m);
+            if m != n {
+                out.push(',');
+                push_number(out, n);
+            }
+            out.push('}');
+        }
+    }
 }
 
 /// Appends `n` in decimal (without the formatting machinery `write!` goes through).
@@ -172,9 +206,9 @@ pub(crate) fn push_number(out: &mut String, n: impl Into<u64>) {
     digits[at..].iter().for_each(|&d| out.push(char::from(d)));
 }
 
-fn write_class_char(out: &mut String, c: char) {
+fn write_class_char(out: &mut String, c: char, spelling: Spelling) {
     if needs_escape(c, CLASS_SPECIAL) {
-        write_char_escaped(out, c, CLASS_SPECIAL);
+        write_char_escaped(out, c, CLASS_SPECIAL, spelling);
     } else {
         out.push(c);
     }
@@ -186,8 +220,10 @@ fn needs_escape(c: char, special: &[char]) -> bool {
 }
 
 /// Writes `c`, escaping the characters in `special` with a backslash and control
-/// characters as hex escapes; everything else (non-ASCII included) is written as is.
-fn write_char_escaped(out: &mut String, c: char, special: &[char]) {
+/// characters as hex escapes (`\xHH` for llama.cpp, `\u00HH` for XGrammar, whose `\x`
+/// would read on into hex digits that follow); everything else (non-ASCII included) is
+/// written as is.
+fn write_char_escaped(out: &mut String, c: char, special: &[char], spelling: Spelling) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     match c {
         '\n' => out.push_str("\\n"),
@@ -200,7 +236,10 @@ fn write_char_escaped(out: &mut String, c: char, special: &[char]) {
         c if c.is_control() => {
             // Controls are U+0000–U+001F and U+007F–U+009F: two hex digits each.
             let v = u32::from(c);
-            out.push_str("\\x");
+            out.push_str(match spelling {
+                Spelling::Llama => "\\x",
+                Spelling::Xgrammar => "\\u00",
+            });
             out.push(char::from(HEX[(v >> 4) as usize & 0xF]));
             out.push(char::from(HEX[v as usize & 0xF]));
         }

@@ -1,0 +1,339 @@
+//! The other engines' spellings of grammars (`gbnf::Target`), read by the engines
+//! themselves. Lark goes to llguidance: the `llguidance` crate is the Rust code behind the
+//! PyPI package that vLLM's and SGLang's `llguidance` backend runs.
+//!
+//! - Every grammar that ships (`grammars/*.gbnf`), every seed example and MCP fixture
+//!   compiled (every call syntax, tool choice `required` and `auto`), and every schema of
+//!   the shared corpora that compiles, builds an llguidance parser from its Lark.
+//! - On those grammars and on generated ones, sampled texts and the same texts with one
+//!   character changed get the same verdict from llguidance as from gbnfc's recognizer,
+//!   and llguidance refuses the first byte where the recognizer's viable prefix ends
+//!   (fed one byte a token, so every text can be spelled).
+//!
+//! The XGrammar spelling (`Target::Xgrammar`) of the same grammars goes through XGrammar's
+//! own parser and matcher, from the wheel on PyPI, by `scripts/xgrammar_check.py` (see
+//! there why not through its Python package), with the same texts and verdicts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use gbnfc_compiler::gbnf::arbitrary::well_formed_grammar;
+use gbnfc_compiler::gbnf::{parse, Expr, Grammar, Target};
+use gbnfc_compiler::recognize::Recognizer;
+use gbnfc_compiler::sample::{SampleOptions, Sampler};
+use gbnfc_compiler::schema::{self, Options};
+use gbnfc_compiler::tools::{self, Syntax, ToolChoice, ToolOptions};
+use llguidance::api::TopLevelGrammar;
+use llguidance::toktrie::{ApproximateTokEnv, InferenceCapabilities};
+use llguidance::{Matcher, ParserFactory};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
+
+/// llguidance over a tokenizer of single bytes (token `b` is byte `b`).
+fn factory() -> &'static ParserFactory {
+    static FACTORY: OnceLock<ParserFactory> = OnceLock::new();
+    FACTORY.get_or_init(|| {
+        let env = ApproximateTokEnv::single_byte_env();
+        let mut factory = ParserFactory::new(&env, InferenceCapabilities::default(), &[]).unwrap();
+        factory.quiet();
+        factory
+    })
+}
+
+/// llguidance's matcher for `grammar`'s Lark, or llguidance's error.
+fn lark_matcher(grammar: &Grammar) -> Result<Matcher, String> {
+    let lark = Target::Lark.render(grammar).map_err(|e| e.to_string())?;
+    let parser = factory()
+        .create_parser(TopLevelGrammar::from_lark(lark.clone()))
+        .map_err(|e| format!("{e:#}\n{lark}"))?;
+    Ok(Matcher::new(Ok(parser)))
+}
+
+/// How far llguidance gets through `text` (bytes, cut back to a character boundary) and
+/// whether it accepts the whole.
+fn follow(matcher: &mut Matcher, text: &str) -> (usize, bool) {
+    matcher.reset().unwrap();
+    let bytes: Vec<u32> = text.bytes().map(u32::from).collect();
+    let mut consumed = matcher.try_consume_tokens(&bytes).unwrap();
+    while !text.is_char_boundary(consumed) {
+        consumed -= 1;
+    }
+    let accepted = consumed == text.len() && matcher.is_accepting().unwrap();
+    (consumed, accepted)
+}
+
+/// `text` with the character at a random place replaced by a random printable ASCII one.
+fn changed(text: &str, rng: &mut impl Rng) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    if !chars.is_empty() {
+        let at = rng.random_range(0..chars.len());
+        chars[at] = rng.random_range('!'..='~');
+    }
+    chars.into_iter().collect()
+}
+
+/// `n` samples of `grammar` and each with a character changed (none when the grammar
+/// cannot be sampled).
+fn texts(grammar: &Grammar, seed: u64, n: usize) -> Vec<String> {
+    let Ok(sampler) = Sampler::new(grammar) else {
+        return Vec::new();
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let options = SampleOptions {
+        max_len: 200,
+        ..SampleOptions::default()
+    };
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let sample = sampler.sample(&mut rng, options);
+        out.push(changed(&sample, &mut rng));
+        out.push(sample);
+    }
+    out
+}
+
+/// The texts on which llguidance (`matcher`, for `grammar`) and the recognizer disagree.
+fn disagreements(matcher: &mut Matcher, grammar: &Grammar, texts: &[String]) -> Vec<String> {
+    let recognizer = Recognizer::new(grammar).unwrap();
+    let mut wrong = Vec::new();
+    for text in texts {
+        let ours = recognizer.recognize(text);
+        let theirs = follow(matcher, text);
+        if theirs != (ours.viable_prefix, ours.accepted) {
+            wrong.push(format!(
+                "{text:?}: gbnfc {:?}, llguidance {theirs:?}",
+                (ours.viable_prefix, ours.accepted)
+            ));
+        }
+    }
+    wrong
+}
+
+/// A grammar to read in the other spellings, and texts to match against it.
+struct Case {
+    name: String,
+    grammar: Grammar,
+    texts: Vec<String>,
+}
+
+/// Every grammar that ships and every example's (each with 20 samples and as many
+/// changed), then every corpus schema's that compiles (one in 40 with 5 samples).
+fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let mut cases = Vec::new();
+        for (i, (name, grammar)) in shipped().into_iter().chain(examples()).enumerate() {
+            let texts = texts(&grammar, i as u64, 20);
+            cases.push(Case {
+                name,
+                grammar,
+                texts,
+            });
+        }
+        assert!(
+            cases.len() > 90,
+            "{} shipped and example grammars",
+            cases.len()
+        );
+        for (i, (name, schema)) in common::corpus_schemas().into_iter().enumerate() {
+            let Ok(compiled) = schema::compile(&schema, &Options::default()) else {
+                continue;
+            };
+            let grammar = Grammar::clone(&compiled.grammar);
+            let texts = if i % 40 == 0 {
+                texts(&grammar, i as u64, 5)
+            } else {
+                Vec::new()
+            };
+            cases.push(Case {
+                name,
+                grammar,
+                texts,
+            });
+        }
+        assert!(cases.len() > 7_000, "only {} grammars", cases.len());
+        cases
+    })
+}
+
+/// Every grammar that ships, named.
+fn shipped() -> Vec<(String, Grammar)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "gbnf"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{} grammar files", files.len());
+    files
+        .into_iter()
+        .map(|path| {
+            let grammar = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            (path.display().to_string(), grammar)
+        })
+        .collect()
+}
+
+/// The grammars of every seed example and MCP fixture: schemas as they are, tool lists in
+/// every syntax with tool choice `required` and `auto`.
+fn examples() -> Vec<(String, Grammar)> {
+    let mut inputs: Vec<(String, Value, bool)> = common::seed_examples();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
+    let mut paths: Vec<_> = std::fs::read_dir(fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let fixture = common::read(&path);
+        inputs.push((path.display().to_string(), fixture["result"].clone(), false));
+    }
+    let mut out = Vec::new();
+    for (name, input, is_schema) in inputs {
+        if is_schema {
+            let compiled = schema::compile(&input, &Options::default()).unwrap();
+            out.push((name, Grammar::clone(&compiled.grammar)));
+            continue;
+        }
+        for syntax in Syntax::ALL {
+            for choice in [ToolChoice::Required, ToolChoice::Auto] {
+                let options = ToolOptions {
+                    syntax,
+                    choice: Some(choice.clone()),
+                    ..ToolOptions::default()
+                };
+                let compiled = tools::compile_tools(&input, &options).unwrap();
+                let label = format!("{name} ({syntax:?}, {choice:?})");
+                out.push((label, Grammar::clone(&compiled.grammar.unwrap())));
+            }
+        }
+    }
+    out
+}
+
+/// At most 20 of `wrong`, for a message.
+fn first(wrong: &[String]) -> String {
+    wrong[..wrong.len().min(20)].join("\n")
+}
+
+#[test]
+fn every_grammar_reads_the_same_in_llguidance() {
+    let mut refused = Vec::new();
+    let mut wrong = Vec::new();
+    for case in cases() {
+        let mut matcher = match lark_matcher(&case.grammar) {
+            Ok(matcher) => matcher,
+            Err(e) => {
+                refused.push(format!("{}: {e}", case.name));
+                continue;
+            }
+        };
+        for problem in disagreements(&mut matcher, &case.grammar, &case.texts) {
+            wrong.push(format!("{}: {problem}", case.name));
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "llguidance refuses {} of {} grammars, e.g.\n{}",
+        refused.len(),
+        cases().len(),
+        refused[..refused.len().min(5)].join("\n\n")
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} disagreements, e.g.\n{}",
+        wrong.len(),
+        first(&wrong)
+    );
+}
+
+/// The repository's root.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn every_grammar_reads_the_same_in_xgrammar() {
+    let python = repo().join("target/openai-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup, which installs XGrammar there",
+        python.display()
+    );
+    let mut input = String::new();
+    for case in cases() {
+        let grammar = Target::Xgrammar
+            .render(&case.grammar)
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let recognizer = Recognizer::new(&case.grammar).unwrap();
+        let texts: Vec<Value> = case
+            .texts
+            .iter()
+            .map(|text| {
+                let ours = recognizer.recognize(text);
+                json!({
+                    "text": text,
+                    "viable": text[..ours.viable_prefix].chars().count(),
+                    "accepted": ours.accepted,
+                })
+            })
+            .collect();
+        let line = json!({"name": case.name, "grammar": grammar, "texts": texts});
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    let mut child = Command::new(&python)
+        .arg(repo().join("scripts/xgrammar_check.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(
+        output.status.success(),
+        "XGrammar disagrees:\n{}",
+        lines[..lines.len().min(20)].join("\n")
+    );
+    let closing = lines.last().copied().unwrap_or_default();
+    eprintln!("{closing}");
+    let read = format!("{} grammars read", cases().len());
+    assert!(closing.contains(&read), "{closing}");
+}
+
+/// Whether `grammar` refers to tokens: the recognizer cannot see them (they are opaque
+/// to it), while llguidance's single-byte tokenizer reads `<[65]>` as the byte `A`.
+fn has_tokens(grammar: &Grammar) -> bool {
+    let mut found = false;
+    for rule in &grammar.rules {
+        rule.body.walk(|e| found |= matches!(e, Expr::Token { .. }));
+    }
+    found
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn generated_grammars_read_the_same_in_llguidance(grammar in well_formed_grammar(), seed in any::<u64>()) {
+        prop_assume!(!has_tokens(&grammar));
+        let matcher = lark_matcher(&grammar);
+        prop_assert!(matcher.is_ok(), "{}", matcher.err().unwrap_or_default());
+        let mut matcher = matcher.unwrap();
+        let wrong = disagreements(&mut matcher, &grammar, &texts(&grammar, seed, 3));
+        prop_assert!(wrong.is_empty(), "{}\nin\n{}", wrong.join("\n"), grammar);
+    }
+}
