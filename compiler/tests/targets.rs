@@ -97,28 +97,58 @@ fn texts(grammar: &Grammar, seed: u64, n: usize) -> Vec<String> {
     out
 }
 
-/// The texts on which llguidance (`matcher`, for `grammar`) and the recognizer disagree.
-fn disagreements(matcher: &mut Matcher, grammar: &Grammar, texts: &[String]) -> Vec<String> {
+/// A text and gbnfc's recognizer's verdict on it: where it first goes wrong (bytes) and
+/// whether it is accepted.
+struct Verdict {
+    text: String,
+    viable: usize,
+    accepted: bool,
+}
+
+/// The recognizer's verdicts on `texts`.
+fn verdicts(grammar: &Grammar, texts: Vec<String>) -> Vec<Verdict> {
+    if texts.is_empty() {
+        return Vec::new();
+    }
     let recognizer = Recognizer::new(grammar).unwrap();
+    texts
+        .into_iter()
+        .map(|text| {
+            let ours = recognizer.recognize(&text);
+            Verdict {
+                text,
+                viable: ours.viable_prefix,
+                accepted: ours.accepted,
+            }
+        })
+        .collect()
+}
+
+/// The texts on which llguidance (`matcher`) and the recognizer disagree.
+fn disagreements(matcher: &mut Matcher, verdicts: &[Verdict]) -> Vec<String> {
     let mut wrong = Vec::new();
-    for text in texts {
-        let ours = recognizer.recognize(text);
+    for Verdict {
+        text,
+        viable,
+        accepted,
+    } in verdicts
+    {
         let theirs = follow(matcher, text);
-        if theirs != (ours.viable_prefix, ours.accepted) {
+        if theirs != (*viable, *accepted) {
             wrong.push(format!(
                 "{text:?}: gbnfc {:?}, llguidance {theirs:?}",
-                (ours.viable_prefix, ours.accepted)
+                (viable, accepted)
             ));
         }
     }
     wrong
 }
 
-/// A grammar to read in the other spellings, and texts to match against it.
+/// A grammar to read in the other spellings, and texts with the recognizer's verdicts.
 struct Case {
     name: String,
     grammar: Grammar,
-    texts: Vec<String>,
+    verdicts: Vec<Verdict>,
 }
 
 /// Every grammar that ships and every example's (each with 20 samples and as many
@@ -128,11 +158,11 @@ fn cases() -> &'static [Case] {
     CASES.get_or_init(|| {
         let mut cases = Vec::new();
         for (i, (name, grammar)) in shipped().into_iter().chain(examples()).enumerate() {
-            let texts = texts(&grammar, i as u64, 20);
+            let verdicts = verdicts(&grammar, texts(&grammar, i as u64, 20));
             cases.push(Case {
                 name,
                 grammar,
-                texts,
+                verdicts,
             });
         }
         assert!(
@@ -150,10 +180,11 @@ fn cases() -> &'static [Case] {
             } else {
                 Vec::new()
             };
+            let verdicts = verdicts(&grammar, texts);
             cases.push(Case {
                 name,
                 grammar,
-                texts,
+                verdicts,
             });
         }
         assert!(cases.len() > 7_000, "only {} grammars", cases.len());
@@ -234,7 +265,7 @@ fn every_grammar_reads_the_same_in_llguidance() {
                 continue;
             }
         };
-        for problem in disagreements(&mut matcher, &case.grammar, &case.texts) {
+        for problem in disagreements(&mut matcher, &case.verdicts) {
             wrong.push(format!("{}: {problem}", case.name));
         }
     }
@@ -271,16 +302,14 @@ fn every_grammar_reads_the_same_in_xgrammar() {
         let grammar = Target::Xgrammar
             .render(&case.grammar)
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        let recognizer = Recognizer::new(&case.grammar).unwrap();
         let texts: Vec<Value> = case
-            .texts
+            .verdicts
             .iter()
-            .map(|text| {
-                let ours = recognizer.recognize(text);
+            .map(|v| {
                 json!({
-                    "text": text,
-                    "viable": text[..ours.viable_prefix].chars().count(),
-                    "accepted": ours.accepted,
+                    "text": v.text,
+                    "viable": v.text[..v.viable].chars().count(),
+                    "accepted": v.accepted,
                 })
             })
             .collect();
