@@ -56,7 +56,7 @@ pub fn with_retries<T>(
     let mut truncations = 0;
     let mut last_truncated = None;
     for attempt in 0..=retries {
-        let prompt = chat::render_prompt_with(generator.engine(), None, syntax, &conversation)?;
+        let prompt = chat::render_prompt_with(generator, None, syntax, &conversation)?;
         let attempt_options = GenerateOptions {
             seed: options.seed.wrapping_add(attempt as u32),
             ..*options

@@ -13,12 +13,12 @@
 //! [`with_tools`]).
 
 use gbnfc_compiler::tools::{self, mistral_id, write_calls, Syntax, ToolSpec};
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate};
+use llama_cpp_2::model::LlamaChatTemplate;
 use serde_json::{json, Map, Value};
 
-use crate::compact_tools;
-use crate::engine::Engine;
+use crate::chat_model::ChatModel;
 use crate::BridgeError;
+use crate::{chat_template, compact_tools};
 
 /// Who speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -411,30 +411,27 @@ pub fn syntax_for(template: Option<&str>) -> Syntax {
     }
 }
 
-/// The chat template in use: the one given over the model's own, else the one stored in
-/// the model file, if any (the tool-call layer reads it to pick the call syntax the model
-/// was trained on; reasoning reads its markers in it).
-pub fn template_text(engine: &Engine) -> Option<String> {
-    if let Some(text) = engine.chat_template_override() {
-        return Some(text.to_string());
-    }
-    engine
-        .model()
-        .chat_template(None)
-        .ok()
-        .and_then(|t| t.to_string().ok())
+/// The chat template in use ([`ChatModel::chat_template`]): the tool-call layer reads it
+/// to pick the call syntax the model was trained on; reasoning reads its markers in it.
+pub fn template_text(model: &(impl ChatModel + ?Sized)) -> Option<String> {
+    model.chat_template()
 }
 
-/// The prompt for `messages` under the model's own chat template (or the one given over
-/// it, [`EngineOptions::chat_template`](crate::EngineOptions)), ending where the
-/// assistant's answer begins, with earlier tool calls in the template's call syntax
-/// ([`syntax_for`]). A model without a template gets ChatML.
+/// The prompt for `messages` under the model's chat template (the one given over the
+/// model's own, [`EngineOptions::chat_template`](crate::EngineOptions), else the model's),
+/// ending where the assistant's answer begins, with earlier tool calls in the template's
+/// call syntax ([`syntax_for`]). A model without a template gets ChatML. The local and
+/// the remote engines' prompts are made here alike, by llama.cpp's formatter
+/// ([`chat_template::apply`]).
 ///
 /// # Errors
 /// [`BridgeError::Messages`] for text with NUL characters, [`BridgeError::ChatTemplate`]
 /// when llama.cpp cannot apply the template.
-pub fn render_prompt(engine: &Engine, messages: &[Message]) -> Result<String, BridgeError> {
-    render_prompt_with(engine, None, None, messages)
+pub fn render_prompt(
+    model: &(impl ChatModel + ?Sized),
+    messages: &[Message],
+) -> Result<String, BridgeError> {
+    render_prompt_with(model, None, None, messages)
 }
 
 /// [`render_prompt`] under `template` (a llama.cpp template name such as `llama3` or
@@ -444,7 +441,7 @@ pub fn render_prompt(engine: &Engine, messages: &[Message]) -> Result<String, Br
 /// # Errors
 /// As [`render_prompt`].
 pub fn render_prompt_with(
-    engine: &Engine,
+    model: &(impl ChatModel + ?Sized),
     template: Option<&LlamaChatTemplate>,
     syntax: Option<Syntax>,
     messages: &[Message],
@@ -453,37 +450,18 @@ pub fn render_prompt_with(
     let template = match template {
         Some(template) => template,
         None => {
-            let given = engine.chat_template_override().map(LlamaChatTemplate::new);
-            own = match (given, engine.model().chat_template(None)) {
-                (Some(given), _) => given.map_err(|e| {
-                    BridgeError::ChatTemplate(format!("the chat template given: {e}"))
-                })?,
-                (None, Ok(template)) => template,
-                (None, Err(_)) => LlamaChatTemplate::new("chatml")
-                    .map_err(|e| BridgeError::ChatTemplate(e.to_string()))?,
-            };
+            own = LlamaChatTemplate::new(model.chat_template().as_deref().unwrap_or("chatml"))
+                .map_err(|e| BridgeError::ChatTemplate(format!("the chat template: {e}")))?;
             &own
         }
     };
     let syntax = syntax.unwrap_or_else(|| syntax_for(template.to_string().ok().as_deref()));
-    let chat = messages
+    let turns: Vec<(&'static str, String)> = messages
         .iter()
-        .map(|m| {
-            LlamaChatMessage::new(
-                m.template_role(syntax).to_string(),
-                m.template_content(syntax),
-            )
-            .map_err(|_| BridgeError::Messages("a message contains a NUL character".into()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    engine
-        .model()
-        .apply_chat_template(template, &chat, true)
-        .map_err(|e| {
-            BridgeError::ChatTemplate(format!(
-                "{e} (llama.cpp does not know this model's template)"
-            ))
-        })
+        .map(|m| (m.template_role(syntax), m.template_content(syntax)))
+        .collect();
+    let chat: Vec<(&str, &str)> = turns.iter().map(|(r, c)| (*r, c.as_str())).collect();
+    chat_template::apply(template, &chat, true)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //!
 //! This crate is the only place gbnfc touches llama.cpp. It finds and loads models
 //! ([`model_path`], [`gguf`], [`engine`]), builds prompts with the model's chat template
-//! ([`chat`]), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
+//! ([`chat`], [`chat_template`]), reads a model only as a [`ChatModel`] above generation
+//! (the seam where the local engine, or later a remote one, generates), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
 //! keeping small models within their token budget), and turns schemas into validated
 //! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]), retrying
 //! with the problems fed back ([`attempts`], shared with tool calls). It also
@@ -14,6 +15,8 @@
 pub mod attempts;
 pub mod backend;
 pub mod chat;
+pub mod chat_model;
+pub mod chat_template;
 pub(crate) mod close_plan;
 pub mod closeout;
 pub mod compact_tools;
@@ -35,6 +38,7 @@ pub mod tool_retrieval;
 pub mod validate;
 pub mod vocab;
 
+pub use chat_model::ChatModel;
 pub use engine::{Engine, EngineOptions};
 pub use error::BridgeError;
 pub use generate::{generate, Finish, GenerateOptions, Generation, Stats};

@@ -14,8 +14,7 @@
 use serde_json::{json, Value};
 
 use crate::chat::Message;
-use crate::engine::Engine;
-use crate::generate::{GenerateOptions, Stats};
+use crate::generate::{GenerateOptions, Generator, Stats};
 use crate::mcp::{tool_message_content, McpHub};
 use crate::tool_calls::{call, CallSpec, PreparedCalls, TOOL_CALL_TEMPERATURE};
 use crate::tool_retrieval::Retrieval;
@@ -119,7 +118,7 @@ pub struct LoopResult {
 /// turn whose every attempt failed validation ([`BridgeError::Invalid`]) or ran out of
 /// tokens ([`BridgeError::Truncated`]).
 pub fn run_loop(
-    engine: &Engine,
+    generator: &(impl Generator + ?Sized),
     hub: &mut McpHub,
     messages: &[Message],
     options: &LoopOptions,
@@ -153,7 +152,7 @@ pub fn run_loop(
             _ => None,
         };
         let this_turn = PreparedCalls::for_conversation(
-            engine,
+            generator,
             &CallSpec {
                 choice,
                 ..spec.clone()
@@ -176,7 +175,7 @@ pub fn run_loop(
             listed,
         });
         let reply = call(
-            engine,
+            generator,
             &transcript,
             &this_turn,
             &turn_options,

@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message};
-use crate::engine::Engine;
 use crate::generate::{has_token_refs, Finish, GenerateOptions, Generator, Stats};
 use crate::openai::{self, FinishReason, Usage};
 use crate::validate::{self, Validator};
@@ -205,13 +204,13 @@ pub fn with_schema_instruction(messages: &[Message], schema: &Value) -> Vec<Mess
 /// ran out of tokens; [`BridgeError::Invalid`] listing each attempt's errors otherwise;
 /// any engine error.
 pub fn run(
-    engine: &Engine,
+    generator: &(impl Generator + ?Sized),
     messages: &[Message],
     spec: &OutputSpec,
     options: &StructuredOptions,
 ) -> Result<Structured, BridgeError> {
     let prepared = Prepared::new(spec)?;
-    run_prepared(engine, messages, &prepared, options)
+    run_prepared(generator, messages, &prepared, options)
 }
 
 /// [`run`] with an already compiled spec (compile once, run many).

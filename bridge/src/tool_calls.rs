@@ -1,4 +1,4 @@
-//! Tool calls on a local model: the tool list compiled to the grammar of its calls
+//! Tool calls on a model, local or remote: the tool list compiled to the grammar of its calls
 //! (`gbnfc_compiler::tools`), the tools shown to the model the way its family was
 //! trained, constrained generation, the calls read back and every call's arguments
 //! validated against its tool's schema, with retries that feed the errors back. What comes
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::attempts::{self, Verdict};
 use crate::chat::{self, Message, ToolCall};
-use crate::engine::Engine;
+use crate::chat_model::ChatModel;
 use crate::generate::{Finish, GenerateOptions, Generator, Stats};
 use crate::openai::{self, FinishReason, Usage};
 use crate::tool_retrieval::{self, Retrieval, Shortlist};
@@ -89,9 +89,10 @@ pub struct PreparedCalls {
 /// or `None` for every tool.
 ///
 /// # Errors
-/// [`BridgeError::Tools`] for a tool list that cannot be read.
+/// [`BridgeError::Tools`] for a tool list that cannot be read; a remote engine's failure
+/// to count tokens.
 pub fn shortlist(
-    engine: &Engine,
+    model: &(impl ChatModel + ?Sized),
     spec: &CallSpec,
     messages: &[Message],
 ) -> Result<Option<Shortlist>, BridgeError> {
@@ -100,24 +101,27 @@ pub fn shortlist(
     }
     let list = read_tools(&spec.tools, None).map_err(|e| BridgeError::Tools(e.to_string()))?;
     let choice = spec.choice.clone().or(list.choice).unwrap_or_default();
-    Ok(tool_retrieval::shortlist(
-        engine,
+    tool_retrieval::shortlist(
+        model,
         &list.tools,
         &choice,
         messages,
         spec.retrieval,
         spec.compact,
-    ))
+    )
 }
 
 impl PreparedCalls {
-    /// Compiles `spec` for the call syntax of `engine`'s model, every tool shown.
+    /// Compiles `spec` for the call syntax of `model`, every tool shown.
     ///
     /// # Errors
     /// [`BridgeError::Tools`] for a bad tool list or option; [`BridgeError::Schema`] when
     /// a tool's schema is one `jsonschema` cannot use.
-    pub fn new(engine: &Engine, spec: &CallSpec) -> Result<PreparedCalls, BridgeError> {
-        PreparedCalls::narrowed(engine, spec, None)
+    pub fn new(
+        model: &(impl ChatModel + ?Sized),
+        spec: &CallSpec,
+    ) -> Result<PreparedCalls, BridgeError> {
+        PreparedCalls::narrowed(model, spec, None)
     }
 
     /// Compiles `spec` with the tools `messages` are shown under `spec.retrieval`.
@@ -125,12 +129,12 @@ impl PreparedCalls {
     /// # Errors
     /// As [`PreparedCalls::new`].
     pub fn for_conversation(
-        engine: &Engine,
+        model: &(impl ChatModel + ?Sized),
         spec: &CallSpec,
         messages: &[Message],
     ) -> Result<PreparedCalls, BridgeError> {
-        let chosen = shortlist(engine, spec, messages)?;
-        PreparedCalls::narrowed(engine, spec, chosen)
+        let chosen = shortlist(model, spec, messages)?;
+        PreparedCalls::narrowed(model, spec, chosen)
     }
 
     /// Compiles `spec` showing the tools of `shortlist` (every tool when `None`).
@@ -139,13 +143,13 @@ impl PreparedCalls {
     /// As [`PreparedCalls::new`]; [`BridgeError::Tools`] when the shortlist names a tool
     /// the list lacks or leaves out a forced one.
     pub fn narrowed(
-        engine: &Engine,
+        model: &(impl ChatModel + ?Sized),
         spec: &CallSpec,
         shortlist: Option<Shortlist>,
     ) -> Result<PreparedCalls, BridgeError> {
         let syntax = spec
             .syntax
-            .unwrap_or_else(|| chat::syntax_for(chat::template_text(engine).as_deref()));
+            .unwrap_or_else(|| chat::syntax_for(model.chat_template().as_deref()));
         let options = ToolOptions {
             syntax,
             choice: spec.choice.clone(),

@@ -13,7 +13,8 @@ use gbnfc_compiler::tools::{ToolChoice, ToolSpec};
 use serde_json::Value;
 
 use crate::chat::{self, Message, Role};
-use crate::engine::Engine;
+use crate::chat_model::ChatModel;
+use crate::BridgeError;
 
 /// Tools shown when retrieval narrows the list and no number is given. Five keep the
 /// five-server list (38 tools, about 5,300 tokens) near 700 tokens of prompt.
@@ -51,39 +52,39 @@ pub struct Shortlist {
 /// fits — in the `compact` rendering when that is the one shown —, or `choice` `none`,
 /// which shows none). A tool `choice` names is always in.
 pub fn shortlist(
-    engine: &Engine,
+    model: &(impl ChatModel + ?Sized),
     tools: &[ToolSpec],
     choice: &ToolChoice,
     messages: &[Message],
     retrieval: Retrieval,
     compact: bool,
-) -> Option<Shortlist> {
+) -> Result<Option<Shortlist>, BridgeError> {
     let k = match retrieval {
-        Retrieval::All => return None,
+        Retrieval::All => return Ok(None),
         Retrieval::Top(k) => k.max(1),
         Retrieval::Auto => {
             let prompt = chat::tools_system_prompt(&chat::tool_definitions(tools, compact));
-            let tokens = engine.tokenize_text(&prompt).len();
-            let context = engine.ctx() as usize;
+            let tokens = model.count_tokens(&prompt)?;
+            let context = model.ctx() as usize;
             if tokens * 100 <= context * AUTO_CONTEXT_PERCENT {
-                return None;
+                return Ok(None);
             }
             DEFAULT_TOP_K
         }
     };
     let always: Vec<&str> = match choice {
-        ToolChoice::None => return None,
+        ToolChoice::None => return Ok(None),
         ToolChoice::Named(name) => vec![name.as_str()],
         ToolChoice::Auto | ToolChoice::Required => Vec::new(),
     };
     if tools.len() <= k {
-        return None;
+        return Ok(None);
     }
     let chosen = ToolIndex::new(tools).top(&query(messages), k, &always);
-    Some(Shortlist {
+    Ok(Some(Shortlist {
         names: chosen.into_iter().map(|i| tools[i].name.clone()).collect(),
         of: tools.len(),
-    })
+    }))
 }
 
 /// What tools are ranked against: the conversation's user turns and tool results, in

@@ -12,7 +12,7 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
-use common::{gbnfc_on_model as gbnfc, repo, stderr, stdout, Scratch};
+use common::{gbnfc_on_model as gbnfc, repo, stats_of, stderr, stdout, Scratch};
 
 /// The five servers' tools (as captured in `compiler/tests/fixtures/mcp`) as one MCP
 /// `tools/list` result in a scratch file named after `name` (each test its own).
@@ -30,16 +30,6 @@ fn call(list: &Scratch, prompt: &str, extra: &[&str]) -> Output {
     let mut args = vec!["call", "--tools", list.path(), "--prompt", prompt];
     args.extend_from_slice(extra);
     gbnfc(&args)
-}
-
-/// The `--stats` line of a run's standard error.
-fn stats_of(out: &Output) -> Value {
-    let err = stderr(out);
-    let line = err
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_else(|| panic!("no stats in: {err}"));
-    serde_json::from_str(line).unwrap()
 }
 
 /// The names of the calls in a printed assistant message.

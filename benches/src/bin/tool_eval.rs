@@ -23,8 +23,10 @@
 //! judges it.
 //!
 //! `cargo run --release -p gbnfc-benches --bin tool_eval -- [--bfcl DIR] [--limit N]
-//! [--bfcl-only]` (`--limit`: the first N cases of each suite; default all: 40, 200 and
-//! 200; `--bfcl-only` leaves the five-server suite out).
+//! [--free-limit N] [--bfcl-only]` (`--limit`: the first N cases of each suite; default
+//! all: 40, 200 and 200; `--free-limit`: the first N of those in the configurations
+//! without the grammar, which take twice as long per case and, at 50 cases a suite, never
+//! gave a readable call; `--bfcl-only` leaves the five-server suite out).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../../../bridge/tests/common/five_servers.rs"]
@@ -69,14 +71,23 @@ struct Tally {
 fn main() {
     let mut bfcl: Option<PathBuf> = None;
     let mut limit = usize::MAX;
+    let mut free_limit = usize::MAX;
     let mut five = true;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--bfcl" => bfcl = Some(PathBuf::from(args.next().expect("--bfcl DIR"))),
             "--limit" => limit = args.next().and_then(|n| n.parse().ok()).expect("--limit N"),
+            "--free-limit" => {
+                free_limit = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .expect("--free-limit N")
+            }
             "--bfcl-only" => five = false,
-            other => panic!("unknown argument {other}: use --bfcl DIR, --limit N, --bfcl-only"),
+            other => panic!(
+                "unknown argument {other}: use --bfcl DIR, --limit N, --free-limit N, --bfcl-only"
+            ),
         }
     }
     let engine = Engine::load(&EngineOptions {
@@ -98,6 +109,7 @@ fn main() {
             &engine,
             "five MCP servers",
             &cases,
+            free_limit,
             Retrieval::Auto,
             "best 5 (default)",
         );
@@ -106,19 +118,39 @@ fn main() {
         for category in ["multiple", "parallel_multiple"] {
             let cases = bfcl_cases(&dir, category, limit);
             let label = format!("BFCL {category}");
-            suite(&engine, &label, &cases, Retrieval::Top(2), "best 2");
+            suite(
+                &engine,
+                &label,
+                &cases,
+                free_limit,
+                Retrieval::Top(2),
+                "best 2",
+            );
         }
     }
 }
 
-/// Runs `cases` under the four configurations and prints a row for each.
-fn suite(engine: &Engine, label: &str, cases: &[Case], retrieval: Retrieval, narrowed: &str) {
+/// Runs `cases` under the four configurations and prints a row for each; the
+/// configurations without the grammar run the first `free_limit` cases only.
+fn suite(
+    engine: &Engine,
+    label: &str,
+    cases: &[Case],
+    free_limit: usize,
+    retrieval: Retrieval,
+    narrowed: &str,
+) {
     for (shown, retrieval) in [(narrowed, retrieval), ("all", Retrieval::All)] {
         for grammar in [true, false] {
             eprintln!(
                 "tool_eval: {label}, {shown} tools, grammar {}",
                 if grammar { "on" } else { "off" }
             );
+            let cases = if grammar {
+                cases
+            } else {
+                &cases[..free_limit.min(cases.len())]
+            };
             let tally = run(engine, cases, retrieval, grammar);
             let mut tokens = tally.prompt_tokens.clone();
             tokens.sort_unstable();

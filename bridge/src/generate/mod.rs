@@ -32,6 +32,7 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 
+use crate::chat_model::ChatModel;
 use crate::engine::{Engine, PromptCache, PROMPT_CACHE_SIZE};
 use crate::BridgeError;
 
@@ -47,11 +48,9 @@ pub(crate) use run::{Run, Step};
 
 /// Generates text from a templated prompt: the engine itself, one generation at a time
 /// ([`generate`]), or the server's scheduler, which decodes several together. The retry
-/// loop ([`crate::attempts`]), structured output and tool calls run on either.
-pub trait Generator {
-    /// The engine whose model renders prompts and reads templates.
-    fn engine(&self) -> &Engine;
-
+/// loop ([`crate::attempts`]), structured output and tool calls run on any, and read the
+/// model only as a [`ChatModel`].
+pub trait Generator: ChatModel {
     /// Generates from `prompt` under `grammar`, as [`generate`] does.
     ///
     /// # Errors
@@ -65,10 +64,6 @@ pub trait Generator {
 }
 
 impl Generator for Engine {
-    fn engine(&self) -> &Engine {
-        self
-    }
-
     fn generate(
         &self,
         prompt: &str,

@@ -157,7 +157,7 @@ async fn admit(
             let retries = state.options.retries;
             let kind = state.options.defaults.grammar_engine;
             let compiling = tokio::task::spawn_blocking(move || {
-                let engine = scheduler.engine_arc();
+                let engine: &crate::Engine = scheduler.engine_arc();
                 let spec = match &output {
                     Output::Tools(body) => Some(CallSpec {
                         tools: body.clone(),
@@ -323,7 +323,7 @@ fn answer(
 ) -> Result<Value, BridgeError> {
     match compiled {
         None => {
-            let prompt = chat::render_prompt(generator.engine(), &request.messages)?;
+            let prompt = chat::render_prompt(generator, &request.messages)?;
             let generation = generator.generate(&prompt, None, &request.options)?;
             let usage = Usage::of(&generation.stats);
             Ok(openai::chat_completion(

@@ -28,8 +28,10 @@ use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
 use super::fault;
 use super::metrics::Metrics;
+use crate::chat_model::ChatModel;
 use crate::engine::Engine;
 use crate::generate::{GenerateOptions, Generation, Generator, ReadyGrammar, Run, Step};
+use crate::reasoning::Reasoning;
 use crate::BridgeError;
 
 /// Set when a job's client no longer wants its result; the engine thread stops the job
@@ -171,11 +173,29 @@ pub struct BlockingGenerator<'s> {
     pub ready: Option<Arc<ReadyGrammar>>,
 }
 
-impl Generator for BlockingGenerator<'_> {
-    fn engine(&self) -> &Engine {
-        self.scheduler.engine.as_ref()
+impl ChatModel for BlockingGenerator<'_> {
+    fn name(&self) -> String {
+        self.scheduler.engine.name()
     }
 
+    fn chat_template(&self) -> Option<String> {
+        ChatModel::chat_template(self.scheduler.engine.as_ref())
+    }
+
+    fn ctx(&self) -> u32 {
+        self.scheduler.engine.ctx()
+    }
+
+    fn count_tokens(&self, text: &str) -> Result<usize, BridgeError> {
+        self.scheduler.engine.count_tokens(text)
+    }
+
+    fn reasoning(&self) -> Option<&Reasoning> {
+        self.scheduler.engine.reasoning()
+    }
+}
+
+impl Generator for BlockingGenerator<'_> {
     fn generate(
         &self,
         prompt: &str,
@@ -186,7 +206,7 @@ impl Generator for BlockingGenerator<'_> {
             (None, _) => None,
             (Some(_), Some(ready)) => Some(Arc::clone(ready)),
             (Some(grammar), None) => Some(Arc::new(ReadyGrammar::new(
-                self.engine(),
+                &self.scheduler.engine,
                 grammar,
                 options.grammar_engine,
             )?)),

@@ -119,7 +119,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             }),
         ),
     };
-    let prompt = match chat::render_prompt(scheduler.engine_arc(), &conversation) {
+    let prompt = match chat::render_prompt(scheduler.engine_arc().as_ref(), &conversation) {
         Ok(prompt) => prompt,
         Err(e) => return fail(ApiError::from_bridge(&e, param)).await,
     };

@@ -53,6 +53,16 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The `--stats` line of a run's standard error, as JSON.
+pub fn stats_of(out: &Output) -> serde_json::Value {
+    let err = stderr(out);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no stats in: {err}"));
+    serde_json::from_str(line).unwrap()
+}
+
 /// A scratch file in the system's temporary directory, removed when dropped.
 pub struct Scratch(PathBuf);
 
