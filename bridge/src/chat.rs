@@ -411,12 +411,6 @@ pub fn syntax_for(template: Option<&str>) -> Syntax {
     }
 }
 
-/// The chat template in use ([`ChatModel::chat_template`]): the tool-call layer reads it
-/// to pick the call syntax the model was trained on; reasoning reads its markers in it.
-pub fn template_text(model: &(impl ChatModel + ?Sized)) -> Option<String> {
-    model.chat_template()
-}
-
 /// The prompt for `messages` under the model's chat template (the one given over the
 /// model's own, [`EngineOptions::chat_template`](crate::EngineOptions), else the model's),
 /// ending where the assistant's answer begins, with earlier tool calls in the template's

@@ -216,7 +216,7 @@ impl Engine {
             // apply fails where prompts are made, not here, where none may be.
             let probe =
                 crate::chat::render_prompt(&engine, &[Message::user("Hello")]).unwrap_or_default();
-            let template = crate::chat::template_text(&engine);
+            let template = crate::ChatModel::chat_template(&engine);
             engine.reasoning = Reasoning::resolve(&options.reasoning, template.as_deref(), &probe)?;
         }
         Ok(engine)

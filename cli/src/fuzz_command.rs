@@ -10,7 +10,7 @@ use gbnfc_bridge::chat;
 use gbnfc_bridge::structured::{self, OutputSpec, Prepared};
 use gbnfc_bridge::tool_calls::{CallSpec, PreparedCalls};
 use gbnfc_bridge::validate::Validator;
-use gbnfc_bridge::{generate, Finish, GenerateOptions};
+use gbnfc_bridge::{generate, ChatModel, Finish, GenerateOptions};
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::{compile, Options};
@@ -180,7 +180,7 @@ pub fn run(args: &FuzzArgs) -> Result<ExitCode, Failure> {
     };
     // Calls are written in the model's own syntax (JSON without a model).
     let syntax = engine.as_ref().map_or(Syntax::Json, |engine| {
-        chat::syntax_for(chat::template_text(engine).as_deref())
+        chat::syntax_for(engine.chat_template().as_deref())
     });
     let target = Target::new(&input, syntax)?;
     let Some(grammar) = target.grammar() else {
