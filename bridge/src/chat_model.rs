@@ -28,7 +28,7 @@ pub trait ChatModel {
     /// How many tokens `text` takes as plain text (no special tokens, no BOS).
     ///
     /// # Errors
-    /// An engine that must be asked (a remote one) and failed to answer.
+    /// A remote engine's failure to answer.
     fn count_tokens(&self, text: &str) -> Result<usize, BridgeError>;
 
     /// How generations reason; `None` when they do not.

@@ -153,6 +153,15 @@ pub enum BridgeError {
     /// The server's engine thread is gone (it stopped, or failed to start).
     #[error("the engine is not running: {0}")]
     EngineStopped(String),
+    /// A remote engine ([`crate::remote`]) could not be reached, or answered with an error
+    /// or with something that is not its API.
+    #[error("the engine at {url}: {reason}")]
+    Remote {
+        /// The backend's URL, as given (`llama-server+http://…`).
+        url: String,
+        /// What went wrong, and what to do.
+        reason: String,
+    },
     /// Every attempt produced output that fails validation.
     #[error("no valid output after {attempts} attempt(s):\n{}", .errors.join("\n"))]
     Invalid {

@@ -3,7 +3,7 @@
 //! This crate is the only place gbnfc touches llama.cpp. It finds and loads models
 //! ([`model_path`], [`gguf`], [`engine`]), builds prompts with the model's chat template
 //! ([`chat`], [`chat_template`]), reads a model only as a [`ChatModel`] above generation
-//! (the seam where the local engine, or later a remote one, generates), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
+//! (the seam where the local engine or a remote one generates), runs grammar-constrained generation ([`generate`](mod@generate), with [`closeout`]
 //! keeping small models within their token budget), and turns schemas into validated
 //! results in the hosted APIs' shapes ([`structured`], [`validate`], [`openai`]), retrying
 //! with the problems fed back ([`attempts`], shared with tool calls). It also
@@ -12,6 +12,7 @@
 //! [`tool_calls`] runs constrained tool calls (OpenAI assistant messages), and
 //! [`mcp_loop`] is the host loop joining the model and MCP servers. [`server`] is
 //! `gbnfc serve`, the OpenAI-compatible HTTP server.
+pub mod any_engine;
 pub mod attempts;
 pub mod backend;
 pub mod chat;
@@ -31,6 +32,7 @@ pub mod mcp_loop;
 pub mod model_path;
 pub mod openai;
 pub mod reasoning;
+pub mod remote;
 pub mod server;
 pub mod structured;
 pub mod tool_calls;
@@ -38,6 +40,7 @@ pub mod tool_retrieval;
 pub mod validate;
 pub mod vocab;
 
+pub use any_engine::AnyEngine;
 pub use chat_model::ChatModel;
 pub use engine::{Engine, EngineOptions};
 pub use error::BridgeError;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gbnfc_bridge::tool_calls::{self, CallSpec, PreparedCalls};
+use gbnfc_bridge::ChatModel;
 use gbnfc_compiler::tools::{Syntax, ToolChoice};
 use serde_json::{json, Value};
 

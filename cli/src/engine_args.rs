@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gbnfc_bridge::engine::{Engine, EngineOptions, DEFAULT_CTX};
+use gbnfc_bridge::engine::{EngineOptions, DEFAULT_CTX};
 use gbnfc_bridge::generate::GrammarEngine;
 use gbnfc_bridge::reasoning::{ReasoningMode, ReasoningRequest, DEFAULT_REASONING_BUDGET};
+use gbnfc_bridge::remote::BackendUrl;
 use gbnfc_bridge::tool_calls::TOOL_CALL_TEMPERATURE;
-use gbnfc_bridge::{backend, BridgeError, GenerateOptions};
+use gbnfc_bridge::{backend, AnyEngine, BridgeError, ChatModel, GenerateOptions};
 use gbnfc_compiler::reasoning::ReasoningMarkers;
 
 use crate::Failure;
@@ -20,6 +21,13 @@ pub struct EngineArgs {
     /// which scripts/fetch-model downloads).
     #[arg(long, value_name = "PATH", help_heading = "Model")]
     pub model: Option<PathBuf>,
+    /// Generate on a remote engine instead of loading a model here:
+    /// `llama-server+http://HOST:PORT` (llama.cpp's llama-server; scripts/llama-server
+    /// starts some). The prompt, grammar, validation and retries stay here; the model,
+    /// its context and threads are the server's. An output the token budget cuts off is
+    /// closed out on its text.
+    #[arg(long, value_name = "URL", value_parser = backend_url, conflicts_with_all = ["model", "n_gpu_layers", "threads"], help_heading = "Model")]
+    pub backend: Option<BackendUrl>,
     /// Layers to offload to the GPU (default: all when built with cuda, vulkan or metal;
     /// else 0).
     #[arg(long, value_name = "N", help_heading = "Model")]
@@ -129,11 +137,12 @@ impl EngineArgs {
         }
     }
 
-    /// Loads the model (with llama.cpp's log on under `-v`), the chat template read from
-    /// its file when `--chat-template` names one.
-    pub fn load(&self) -> Result<Engine, Failure> {
+    /// Loads the model (with llama.cpp's log on under `-v`), or connects to the
+    /// `--backend`, the chat template read from its file when `--chat-template` names one.
+    pub fn load(&self) -> Result<AnyEngine, Failure> {
         backend::set_verbose(self.verbose);
-        let engine = Engine::load(&self.engine_options()?).map_err(failure)?;
+        let engine =
+            AnyEngine::open(self.backend.as_ref(), &self.engine_options()?).map_err(failure)?;
         if self.verbose {
             if let Some(reasoning) = engine.reasoning() {
                 eprintln!("reasoning: {reasoning}");
@@ -160,6 +169,9 @@ pub fn failure(error: BridgeError) -> Failure {
             Some("raise --retries, or relax the keywords reported as validation-only")
         }
         BridgeError::GrammarCheck(_) => Some("`gbnfc check` shows where"),
+        BridgeError::Remote { .. } => {
+            Some("check the --backend URL and that the engine there is up (GET /health)")
+        }
         BridgeError::Reasoning(_) => {
             Some("pass --reasoning-markers OPEN,CLOSE, or --reasoning auto to go on without")
         }
@@ -170,6 +182,10 @@ pub fn failure(error: BridgeError) -> Failure {
         Some(help) => failure.help(help),
         None => failure,
     }
+}
+
+fn backend_url(text: &str) -> Result<BackendUrl, String> {
+    text.parse()
 }
 
 fn grammar_engine(text: &str) -> Result<GrammarEngine, String> {

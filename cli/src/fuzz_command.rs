@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 use gbnfc_bridge::chat;
+use gbnfc_bridge::generate::Generator;
 use gbnfc_bridge::structured::{self, OutputSpec, Prepared};
 use gbnfc_bridge::tool_calls::{CallSpec, PreparedCalls};
 use gbnfc_bridge::validate::Validator;
-use gbnfc_bridge::{generate, ChatModel, Finish, GenerateOptions};
+use gbnfc_bridge::{ChatModel, Finish, GenerateOptions};
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::{compile, Options};
@@ -33,7 +34,7 @@ pub struct FuzzArgs {
     #[arg(short = 'n', long, default_value_t = 100)]
     pub count: usize,
     /// Generate with the default model instead of sampling the grammar (`--model PATH`
-    /// picks another model and implies this).
+    /// picks another model and `--backend URL` a remote engine; both imply this).
     #[arg(long)]
     pub with_model: bool,
     /// Longest sample, in characters, without a model.
@@ -172,7 +173,8 @@ fn judge_json(validator: &Validator, text: &str) -> Verdict {
 /// Runs `gbnfc fuzz`.
 pub fn run(args: &FuzzArgs) -> Result<ExitCode, Failure> {
     let input = read_json(&args.input)?;
-    let with_model = args.with_model || args.engine.model.is_some();
+    let with_model =
+        args.with_model || args.engine.model.is_some() || args.engine.backend.is_some();
     let engine = if with_model {
         Some(args.engine.load()?)
     } else {
@@ -244,8 +246,9 @@ pub fn run(args: &FuzzArgs) -> Result<ExitCode, Failure> {
                 temperature: base.temperature.max(1.0),
                 ..base
             };
-            let generation =
-                generate(engine, &prompt, Some(&grammar), &options).map_err(failure)?;
+            let generation = engine
+                .generate(&prompt, Some(&grammar), &options)
+                .map_err(failure)?;
             let text = match generation.finish {
                 Finish::Stop => generation.text,
                 Finish::Truncated => format!("{} [truncated]", generation.text),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{ArgGroup, Args};
 use gbnfc_bridge::structured::{self, OutputSpec, Prepared, StructuredOptions};
-use gbnfc_bridge::{Engine, Stats};
+use gbnfc_bridge::{AnyEngine, ChatModel, Stats};
 use serde_json::{json, Value};
 
 use crate::conversation_args::ConversationArgs;
@@ -111,7 +111,7 @@ fn output_spec(args: &RunArgs) -> Result<OutputSpec, Failure> {
 
 /// `--stats`: the generation's costs and the engine's settings, and `more` fields, as
 /// JSON on standard error.
-pub fn print_stats(engine: &Engine, stats: &Stats, attempts: usize, more: Vec<(&str, Value)>) {
+pub fn print_stats(engine: &AnyEngine, stats: &Stats, attempts: usize, more: Vec<(&str, Value)>) {
     let mut stats = stats.to_json();
     if let Value::Object(map) = &mut stats {
         for (key, value) in more {
@@ -119,12 +119,9 @@ pub fn print_stats(engine: &Engine, stats: &Stats, attempts: usize, more: Vec<(&
         }
         map.insert("attempts".into(), json!(attempts));
         map.insert("model".into(), json!(engine.name()));
-        map.insert("threads".into(), json!(engine.threads()));
-        map.insert("ctx".into(), json!(engine.ctx()));
-        map.insert(
-            "n_gpu_layers".into(),
-            json!(engine.n_gpu_layers().min(i32::MAX as u32)),
-        );
+        for (key, value) in engine.settings() {
+            map.insert(key.into(), value);
+        }
     }
     eprintln!("{stats}");
 }

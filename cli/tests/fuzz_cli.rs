@@ -7,9 +7,9 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use common::repo;
+use common::{gbnfc, repo};
 
 fn examples() -> Vec<PathBuf> {
     let dir = repo().join("../shared/examples");
@@ -26,15 +26,6 @@ fn examples() -> Vec<PathBuf> {
     files.sort();
     assert!(files.len() >= 5);
     files
-}
-
-fn gbnfc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gbnfc"))
-        .args(args)
-        .current_dir(repo())
-        .env_remove("GBNFC_MODEL")
-        .output()
-        .unwrap()
 }
 
 fn show(out: &Output) -> String {

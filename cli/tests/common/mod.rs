@@ -86,6 +86,18 @@ impl Drop for Scratch {
     }
 }
 
+/// Runs `gbnfc args` in the repository with `GBNFC_MODEL` unset and nothing on its
+/// standard input.
+pub fn gbnfc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gbnfc"))
+        .args(args)
+        .current_dir(repo())
+        .env_remove("GBNFC_MODEL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 /// Runs `gbnfc args` on the default model, as users run it from the repository, on 2
 /// threads and with `GBNFC_MODEL` unset.
 pub fn gbnfc_on_model(args: &[&str]) -> Output {

@@ -1,0 +1,123 @@
+//! Remote engines: generation on an inference server over HTTP, behind the same
+//! [`Generator`](crate::generate::Generator) as the local engine, so that structured
+//! output, tool calls, validation and retries run here unchanged while the server
+//! samples.
+//!
+//! A backend is named by a URL whose scheme says which engine it is:
+//! `llama-server+http://HOST:PORT` ([`llama_server`]: llama.cpp's `llama-server`, the
+//! prompt rendered here by the same chat-template code as the local engine's, the checked
+//! GBNF sent with it). Plain HTTP only: gbnfc is built without TLS; reach a remote engine
+//! over a private network or a tunnel.
+//!
+//! Close-out at the token budget ([`crate::closeout`]) steers each token locally; a remote
+//! engine only reports that it stopped at the budget, so close-out is done on its text
+//! afterwards ([`close_out`]): cut back to where the grammar's shortest completion fits,
+//! completed. A text that cannot be closed stays [`Finish::Truncated`](crate::Finish),
+//! never returned as valid, and is retried like any other failed attempt.
+
+use std::fmt;
+use std::str::FromStr;
+
+pub mod close_out;
+pub mod llama_server;
+
+pub use llama_server::LlamaServer;
+
+/// Which engine a backend URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    /// llama.cpp's `llama-server` (`llama-server+http://`).
+    LlamaServer,
+}
+
+impl EngineKind {
+    /// The name a backend URL's scheme starts with.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::LlamaServer => "llama-server",
+        }
+    }
+}
+
+/// A backend URL: the engine, and the HTTP address it answers on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendUrl {
+    /// Which engine.
+    pub kind: EngineKind,
+    /// Its address: `http://HOST:PORT`, with any path the URL gave and no trailing `/`.
+    pub base: String,
+}
+
+impl fmt::Display for BackendUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}+{}", self.kind.name(), self.base)
+    }
+}
+
+impl FromStr for BackendUrl {
+    type Err = String;
+
+    /// Reads `ENGINE+http://HOST[:PORT][/PATH]`.
+    fn from_str(text: &str) -> Result<BackendUrl, String> {
+        let known = "llama-server+http://HOST:PORT";
+        let Some((engine, address)) = text.split_once('+') else {
+            return Err(format!(
+                "`{text}` names no engine: write the engine before the address, as in {known}"
+            ));
+        };
+        let kind = match engine {
+            "llama-server" => EngineKind::LlamaServer,
+            other => {
+                return Err(format!(
+                    "`{other}` in `{text}` is not an engine gbnfc knows: use {known}"
+                ))
+            }
+        };
+        let Some(rest) = address.strip_prefix("http://") else {
+            return Err(if address.starts_with("https://") {
+                format!(
+                    "`{text}`: gbnfc is built without TLS; reach the engine over plain http on a \
+                     private network or through a tunnel"
+                )
+            } else {
+                format!("`{text}` is not an http address: use {known}")
+            });
+        };
+        let host = rest.split('/').next().unwrap_or_default();
+        if host.is_empty() {
+            return Err(format!("`{text}` has no host: use {known}"));
+        }
+        Ok(BackendUrl {
+            kind,
+            base: format!("http://{}", rest.trim_end_matches('/')),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_backend_url_names_the_engine_and_its_address() {
+        let url: BackendUrl = "llama-server+http://127.0.0.1:8080/".parse().unwrap();
+        assert_eq!(url.kind, EngineKind::LlamaServer);
+        assert_eq!(url.base, "http://127.0.0.1:8080");
+        assert_eq!(url.to_string(), "llama-server+http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn a_url_without_engine_tls_or_host_is_refused_with_the_fix() {
+        for (text, says) in [
+            ("http://127.0.0.1:8080", "names no engine"),
+            ("ollama+http://127.0.0.1:8080", "not an engine gbnfc knows"),
+            ("llama-server+https://example.invalid", "without TLS"),
+            ("llama-server+ftp://x", "not an http address"),
+            ("llama-server+http://", "has no host"),
+        ] {
+            let error = text.parse::<BackendUrl>().unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+    }
+}
