@@ -1,4 +1,4 @@
-//! The engine a command runs on: the local one, or a remote one named by `--backend`.
+//! The engine a command runs on: the local one, or the remote ones named by `--backend`.
 
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use serde_json::{json, Value};
@@ -7,7 +7,7 @@ use crate::chat_model::ChatModel;
 use crate::engine::{Engine, EngineOptions};
 use crate::generate::{GenerateOptions, Generation, Generator};
 use crate::reasoning::Reasoning;
-use crate::remote::{BackendUrl, EngineKind, LlamaServer};
+use crate::remote::{BackendUrl, Pool};
 use crate::BridgeError;
 
 /// The local engine or a remote one, as one [`Generator`].
@@ -15,32 +15,29 @@ use crate::BridgeError;
 pub enum AnyEngine {
     /// The model loaded in this process.
     Local(Engine),
-    /// A `llama-server` reached over HTTP.
-    LlamaServer(LlamaServer),
+    /// Remote engines reached over HTTP (one or more, balanced and failed over).
+    Remote(Pool),
 }
 
 impl AnyEngine {
-    /// Loads the local model under `options`, or, given a backend URL, connects to that
-    /// engine (of `options`, only the chat template and reasoning apply there).
+    /// Loads the local model under `options`, or, given backend URLs, connects to those
+    /// engines (of `options`, only the chat template and reasoning apply there).
     ///
     /// # Errors
-    /// As [`Engine::load`] or [`LlamaServer::connect`].
+    /// As [`Engine::load`] or [`Pool::connect`].
     pub fn open(
-        backend: Option<&BackendUrl>,
+        backends: &[BackendUrl],
         options: &EngineOptions,
     ) -> Result<AnyEngine, BridgeError> {
-        match backend {
-            None => Engine::load(options).map(AnyEngine::Local),
-            Some(url) => match url.kind {
-                EngineKind::LlamaServer => {
-                    LlamaServer::connect(url, options).map(AnyEngine::LlamaServer)
-                }
-            },
+        if backends.is_empty() {
+            Engine::load(options).map(AnyEngine::Local)
+        } else {
+            Pool::connect(backends, options).map(AnyEngine::Remote)
         }
     }
 
     /// Where and how it runs, for `--stats`: the local engine's threads, context and
-    /// offload; a remote engine's URL, build, slots and context.
+    /// offload; the remote engines' URLs, builds and slots, and the context.
     pub fn settings(&self) -> Vec<(&'static str, Value)> {
         match self {
             AnyEngine::Local(engine) => vec![
@@ -51,11 +48,9 @@ impl AnyEngine {
                     json!(engine.n_gpu_layers().min(i32::MAX as u32)),
                 ),
             ],
-            AnyEngine::LlamaServer(server) => vec![
-                ("backend", json!(server.url().to_string())),
-                ("backend_build", json!(server.build())),
-                ("slots", json!(server.slots())),
-                ("ctx", json!(ChatModel::ctx(server))),
+            AnyEngine::Remote(pool) => vec![
+                ("backends", pool.status()),
+                ("ctx", json!(ChatModel::ctx(pool))),
             ],
         }
     }
@@ -63,7 +58,7 @@ impl AnyEngine {
     fn model(&self) -> &dyn Generator {
         match self {
             AnyEngine::Local(engine) => engine,
-            AnyEngine::LlamaServer(server) => server,
+            AnyEngine::Remote(pool) => pool,
         }
     }
 }

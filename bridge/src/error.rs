@@ -162,6 +162,18 @@ pub enum BridgeError {
         /// What went wrong, and what to do.
         reason: String,
     },
+    /// A remote engine is down: it cannot be reached, the connection broke, or it answers
+    /// 503. Another engine may serve the same request.
+    #[error("the engine at {url} is down: {reason}")]
+    BackendDown {
+        /// The backend's URL, as given.
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+    /// No remote engine of a pool is up.
+    #[error("{0}")]
+    NoBackend(String),
     /// Every attempt produced output that fails validation.
     #[error("no valid output after {attempts} attempt(s):\n{}", .errors.join("\n"))]
     Invalid {

@@ -23,11 +23,12 @@ pub struct EngineArgs {
     pub model: Option<PathBuf>,
     /// Generate on a remote engine instead of loading a model here:
     /// `llama-server+http://HOST:PORT` (llama.cpp's llama-server; scripts/llama-server
-    /// starts some). The prompt, grammar, validation and retries stay here; the model,
-    /// its context and threads are the server's. An output the token budget cuts off is
-    /// closed out on its text.
-    #[arg(long, value_name = "URL", value_parser = backend_url, conflicts_with_all = ["model", "n_gpu_layers", "threads"], help_heading = "Model")]
-    pub backend: Option<BackendUrl>,
+    /// starts some). Repeat it for several engines of the same model: each generation
+    /// goes to the least loaded, and to another when one is down. The prompt, grammar,
+    /// validation and retries stay here; the model, its context and threads are the
+    /// engines'. An output the token budget cuts off is closed out on its text.
+    #[arg(long, value_name = "URL", action = clap::ArgAction::Append, value_parser = backend_url, conflicts_with_all = ["model", "n_gpu_layers", "threads"], help_heading = "Model")]
+    pub backend: Vec<BackendUrl>,
     /// Layers to offload to the GPU (default: all when built with cuda, vulkan or metal;
     /// else 0).
     #[arg(long, value_name = "N", help_heading = "Model")]
@@ -141,8 +142,7 @@ impl EngineArgs {
     /// `--backend`, the chat template read from its file when `--chat-template` names one.
     pub fn load(&self) -> Result<AnyEngine, Failure> {
         backend::set_verbose(self.verbose);
-        let engine =
-            AnyEngine::open(self.backend.as_ref(), &self.engine_options()?).map_err(failure)?;
+        let engine = AnyEngine::open(&self.backend, &self.engine_options()?).map_err(failure)?;
         if self.verbose {
             if let Some(reasoning) = engine.reasoning() {
                 eprintln!("reasoning: {reasoning}");
@@ -169,7 +169,9 @@ pub fn failure(error: BridgeError) -> Failure {
             Some("raise --retries, or relax the keywords reported as validation-only")
         }
         BridgeError::GrammarCheck(_) => Some("`gbnfc check` shows where"),
-        BridgeError::Remote { .. } => {
+        BridgeError::Remote { .. }
+        | BridgeError::BackendDown { .. }
+        | BridgeError::NoBackend(_) => {
             Some("check the --backend URL and that the engine there is up (GET /health)")
         }
         BridgeError::Reasoning(_) => {

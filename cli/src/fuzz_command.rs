@@ -174,7 +174,7 @@ fn judge_json(validator: &Validator, text: &str) -> Verdict {
 pub fn run(args: &FuzzArgs) -> Result<ExitCode, Failure> {
     let input = read_json(&args.input)?;
     let with_model =
-        args.with_model || args.engine.model.is_some() || args.engine.backend.is_some();
+        args.with_model || args.engine.model.is_some() || !args.engine.backend.is_empty();
     let engine = if with_model {
         Some(args.engine.load()?)
     } else {

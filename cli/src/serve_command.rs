@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use gbnfc_bridge::backend;
+use gbnfc_bridge::server::engines::Engines;
 use gbnfc_bridge::server::{self, ServeOptions, DEFAULT_MAX_BODY, DEFAULT_PORT};
 
 use crate::engine_args::{failure, EngineArgs};
@@ -68,6 +69,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
         max_body: args.max_body,
         request_timeout: Duration::from_secs_f64(args.request_timeout),
         engine: args.engine.engine_options()?,
+        backends: args.engine.backend.clone(),
         defaults: args.engine.generate_options(),
         tool_defaults: args.engine.tool_call_options(),
         retries: args.retries,
@@ -85,8 +87,12 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::new(format!("cannot start the server's runtime: {e}")))?;
     let parallel = args.parallel;
     let on_ready = move |address: std::net::SocketAddr, ready: &server::Ready| {
+        let engines = match &ready.engines {
+            Engines::Local(_) => format!("{parallel} parallel"),
+            Engines::Remote(pool) => format!("{} backends up, {} slots", pool.up(), pool.slots()),
+        };
         eprintln!(
-            "gbnfc serve: listening on http://{address} (model {}, {parallel} parallel)",
+            "gbnfc serve: listening on http://{address} (model {}, {engines})",
             ready.model
         );
     };

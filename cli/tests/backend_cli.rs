@@ -7,87 +7,13 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpListener;
+use std::process::Output;
 
 use serde_json::{json, Map, Value};
 
-use common::{example, gbnfc, repo, stats_of, stderr, stdout};
-
-/// A llama-server on 127.0.0.1, stopped when dropped.
-struct Instance {
-    child: Child,
-    port: u16,
-}
-
-impl Instance {
-    /// Starts one with the default model, 2 threads, a 4,096-token context.
-    fn start() -> Instance {
-        let binary = repo().join("target/llama-server/bin/llama-server");
-        assert!(
-            binary.is_file(),
-            "{} is missing: run scripts/llama-server build (scripts/test does)",
-            binary.display()
-        );
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let model = repo().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-        let child = Command::new(binary)
-            .args(["--model", model.to_str().unwrap(), "--host", "127.0.0.1"])
-            .args(["--port", &port.to_string(), "--no-webui", "--threads", "2"])
-            .args(["--ctx-size", "4096", "--parallel", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut instance = Instance { child, port };
-        let started = Instant::now();
-        while !instance.healthy() {
-            assert!(
-                instance.child.try_wait().unwrap().is_none(),
-                "llama-server on port {port} stopped while starting"
-            );
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "llama-server on port {port} not up after 120 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        instance
-    }
-
-    /// Whether `GET /health` answers 200.
-    fn healthy(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let request = format!(
-            "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
-            self.port
-        );
-        let mut answer = String::new();
-        stream.write_all(request.as_bytes()).is_ok()
-            && stream.read_to_string(&mut answer).is_ok()
-            && answer.starts_with("HTTP/1.1 200")
-    }
-
-    /// Its `--backend` URL.
-    fn url(&self) -> String {
-        format!("llama-server+http://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::llama_server::Instance;
+use common::{example, gbnfc, stats_of, stderr, stdout};
 
 /// A JSON value's shape: its keys and the kinds of its values, all the way down (an
 /// array by its first element).
@@ -115,7 +41,7 @@ fn printed(out: &Output) -> Value {
 
 #[test]
 fn run_and_call_on_llama_server_print_what_the_local_path_prints() {
-    let server = Instance::start();
+    let server = Instance::start(2, 1);
     let url = server.url();
     let schema_path = example("ticket-classification.schema.json");
     let schema: Value =
@@ -153,7 +79,8 @@ fn run_and_call_on_llama_server_print_what_the_local_path_prints() {
         let value: Value = serde_json::from_str(content).unwrap();
         assert!(jsonschema::is_valid(&schema, &value), "{value}");
         let stats = stats_of(&remote);
-        assert_eq!(stats["backend"], json!(url), "{stats}");
+        assert_eq!(stats["backends"][0]["url"], json!(url), "{stats}");
+        assert_eq!(stats["backends"][0]["up"], json!(true), "{stats}");
         assert_eq!(stats["close_out"], json!(true), "{stats}");
         assert_eq!(stats["grammar_engine"], json!("llama"), "{stats}");
         assert_eq!(

@@ -292,6 +292,7 @@ fn start_server() -> String {
         retries: 0,
         retrieval: gbnfc_bridge::tool_retrieval::Retrieval::Auto,
         compact_tools: false,
+        backends: Vec::new(),
     };
     let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
     std::thread::spawn(move || {

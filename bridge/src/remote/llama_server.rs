@@ -10,14 +10,19 @@
 //! so it accepts what gbnfc's checked grammar means. Token counts for tool retrieval
 //! come from `POST /tokenize`. A generation that stops at its budget is closed out on
 //! its text ([`super::close_out`]), the text's tokens read back from `POST /tokenize`.
+//!
+//! Streamed ([`Call::on_text`]), the text arrives as the server's events and cannot be
+//! cut back once passed on: a streamed generation under a grammar keeps a reserve of its
+//! budget back ([`stream_reserve`]) and is closed out within it by appending alone.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use serde_json::{json, Value};
 
 use super::close_out::{close_text, ClosedText};
+use super::http::{refused, Http};
 use super::BackendUrl;
 use crate::chat::{self, Message};
 use crate::chat_model::ChatModel;
@@ -27,18 +32,29 @@ use crate::generate::{Finish, GenerateOptions, Generation, Generator, Stats, PEN
 use crate::reasoning::{Reasoning, ReasoningMode};
 use crate::BridgeError;
 
-/// How long connecting to the server may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long reading the server's metadata may take.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long one request may take, generation included: past it the request fails rather
-/// than waiting on a server that stopped answering.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// What a request adds to a generation besides its prompt, grammar and sampling.
+#[derive(Default)]
+pub struct Call<'a> {
+    /// Stop sequences: free text ends before the first one it contains.
+    pub stop: &'a [String],
+    /// When the request must be over.
+    pub deadline: Option<Instant>,
+    /// Receives the text as the server streams it; `false` ends the generation (the
+    /// client is gone), which is then [`BridgeError::Cancelled`].
+    pub on_text: Option<&'a mut dyn FnMut(&str) -> bool>,
+    /// Says when the caller no longer wants the result: the generation is then streamed
+    /// from the server (the caller sees it whole all the same) and dropped when this turns
+    /// true, which frees the server's slot.
+    pub cancelled: Option<&'a dyn Fn() -> bool>,
+}
 
 /// A `llama-server` and what gbnfc read of its model.
 #[derive(Debug)]
 pub struct LlamaServer {
-    url: BackendUrl,
-    client: reqwest::blocking::Client,
+    http: Http,
     name: String,
     template: Option<String>,
     ctx: u32,
@@ -58,14 +74,8 @@ impl LlamaServer {
     /// llama-server's; [`BridgeError::Reasoning`] when the model would reason (not yet
     /// run on remote engines: `--reasoning off`).
     pub fn connect(url: &BackendUrl, options: &EngineOptions) -> Result<LlamaServer, BridgeError> {
-        let client = reqwest::blocking::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| remote(url, format!("cannot make an HTTP client: {e}")))?;
         let mut server = LlamaServer {
-            url: url.clone(),
-            client,
+            http: Http::new(url)?,
             name: String::new(),
             template: None,
             ctx: 0,
@@ -73,10 +83,10 @@ impl LlamaServer {
             bos: None,
             build: String::new(),
         };
-        let props = server.get("/props")?;
+        let props = server.http.get("/props", METADATA_TIMEOUT)?;
         let field = |pointer: &str| {
             props.pointer(pointer).ok_or_else(|| {
-                remote(
+                refused(
                     url,
                     format!("its /props has no `{pointer}`: is it llama.cpp's llama-server?"),
                 )
@@ -96,7 +106,11 @@ impl LlamaServer {
                 .filter(|t| !t.is_empty())
                 .map(str::to_string),
         };
-        let with_bos = server.post("/tokenize", &json!({"content": "", "add_special": true}))?;
+        let with_bos = server.http.post(
+            "/tokenize",
+            &json!({"content": "", "add_special": true}),
+            None,
+        )?;
         if with_bos["tokens"].as_array().is_some_and(|t| !t.is_empty()) {
             server.bos = props["bos_token"]
                 .as_str()
@@ -118,7 +132,7 @@ impl LlamaServer {
 
     /// The backend URL it was reached at.
     pub fn url(&self) -> &BackendUrl {
-        &self.url
+        self.http.url()
     }
 
     /// How many requests the server decodes at once (`--parallel`, its slots).
@@ -131,59 +145,9 @@ impl LlamaServer {
         &self.build
     }
 
-    fn get(&self, path: &str) -> Result<Value, BridgeError> {
-        let response = self.client.get(format!("{}{path}", self.url.base)).send();
-        self.read(path, response)
-    }
-
-    fn post(&self, path: &str, body: &Value) -> Result<Value, BridgeError> {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.url.base))
-            .json(body)
-            .send();
-        self.read(path, response)
-    }
-
-    /// The JSON body of a 2xx answer; anything else as [`BridgeError::Remote`], with the
-    /// server's own error message when it gave one.
-    fn read(
-        &self,
-        path: &str,
-        response: reqwest::Result<reqwest::blocking::Response>,
-    ) -> Result<Value, BridgeError> {
-        let response = response.map_err(|e| {
-            let what = if e.is_connect() {
-                "cannot connect (is the server running? scripts/llama-server starts one)"
-            } else if e.is_timeout() {
-                "no answer in time"
-            } else {
-                "the request failed"
-            };
-            remote(&self.url, format!("{path}: {what}: {e}"))
-        })?;
-        let status = response.status();
-        let text = response
-            .text()
-            .map_err(|e| remote(&self.url, format!("{path}: the answer was cut: {e}")))?;
-        let value: Option<Value> = serde_json::from_str(&text).ok();
-        if !status.is_success() {
-            let message = value
-                .as_ref()
-                .and_then(|v| v.pointer("/error/message"))
-                .and_then(Value::as_str)
-                .map_or_else(|| text.chars().take(300).collect(), str::to_string);
-            return Err(remote(
-                &self.url,
-                format!("{path}: HTTP {status}: {message}"),
-            ));
-        }
-        value.ok_or_else(|| {
-            remote(
-                &self.url,
-                format!("{path}: the answer is not JSON: is it llama.cpp's llama-server?"),
-            )
-        })
+    /// Whether the server answers `GET /health` with 200 within `timeout`.
+    pub fn healthy(&self, timeout: Duration) -> bool {
+        self.http.get("/health", timeout).is_ok()
     }
 }
 
@@ -201,14 +165,15 @@ impl ChatModel for LlamaServer {
     }
 
     fn count_tokens(&self, text: &str) -> Result<usize, BridgeError> {
-        let answer = self.post(
+        let answer = self.http.post(
             "/tokenize",
             &json!({"content": text, "add_special": false, "parse_special": false}),
+            None,
         )?;
         answer["tokens"]
             .as_array()
             .map(Vec::len)
-            .ok_or_else(|| remote(&self.url, "/tokenize: the answer has no `tokens`".into()))
+            .ok_or_else(|| refused(self.url(), "/tokenize: the answer has no `tokens`".into()))
     }
 
     fn reasoning(&self) -> Option<&Reasoning> {
@@ -223,15 +188,46 @@ impl Generator for LlamaServer {
         grammar: Option<&CheckedGrammar>,
         options: &GenerateOptions,
     ) -> Result<Generation, BridgeError> {
+        self.complete(prompt, grammar, options, Call::default())
+    }
+}
+
+impl LlamaServer {
+    /// Generates on the server: `prompt` under `grammar` and `options`, with what `call`
+    /// adds (stop sequences, a deadline, the text as it streams).
+    ///
+    /// # Errors
+    /// [`BridgeError::BackendDown`] when the server cannot be reached or the connection
+    /// breaks; [`BridgeError::Remote`] when it refuses the request;
+    /// [`BridgeError::Cancelled`] when `call.on_text` or `call.cancelled` ended it.
+    pub fn complete(
+        &self,
+        prompt: &str,
+        grammar: Option<&CheckedGrammar>,
+        options: &GenerateOptions,
+        call: Call<'_>,
+    ) -> Result<Generation, BridgeError> {
         // The server puts the BOS token before every prompt; the local engine adds it only
         // when the template has not written it. Either way the model sees one.
         let prompt = match &self.bos {
             Some(bos) => prompt.strip_prefix(bos.as_str()).unwrap_or(prompt),
             None => prompt,
         };
+        let mut closer = match grammar {
+            Some(grammar) if options.close_out => Closer::new(grammar),
+            _ => None,
+        };
+        // Text passed on as it comes cannot be cut back: its close-out appends only.
+        let passed_on = call.on_text.is_some();
+        let streamed = passed_on || call.cancelled.is_some();
+        let reserve = if passed_on && closer.is_some() {
+            stream_reserve(options.max_tokens)
+        } else {
+            0
+        };
         let mut body = json!({
             "prompt": prompt,
-            "n_predict": options.max_tokens,
+            "n_predict": options.max_tokens - reserve,
             "seed": options.seed,
             "temperature": options.temperature,
             "top_p": options.top_p,
@@ -240,17 +236,35 @@ impl Generator for LlamaServer {
             "typical_p": 1.0,
             "repeat_penalty": options.repeat_penalty,
             "repeat_last_n": PENALTY_WINDOW,
-            "stream": false,
+            "stream": streamed,
         });
-        if let Some(grammar) = grammar {
-            body["grammar"] = json!(grammar.to_string());
+        match grammar {
+            Some(grammar) => body["grammar"] = json!(grammar.to_string()),
+            None if !call.stop.is_empty() => body["stop"] = json!(call.stop),
+            None => {}
         }
-        let answer = self.post("/completion", &body)?;
+        let (text, answer) = if streamed {
+            let mut on_text = call.on_text;
+            let cancelled = call.cancelled;
+            self.stream(&body, call.deadline, &mut |piece: &str| {
+                !cancelled.is_some_and(|c| c())
+                    && (piece.is_empty() || on_text.as_mut().is_none_or(|f| f(piece)))
+            })?
+        } else {
+            let answer = self.http.post("/completion", &body, call.deadline)?;
+            let text = answer["content"]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    refused(
+                        self.url(),
+                        "/completion: the answer has no `content`".into(),
+                    )
+                })?;
+            (text, answer)
+        };
         let count = |key: &str| answer[key].as_u64().unwrap_or(0) as usize;
         let ms = |key: &str| answer["timings"][key].as_f64().unwrap_or(0.0);
-        let text = answer["content"]
-            .as_str()
-            .ok_or_else(|| remote(&self.url, "/completion: the answer has no `content`".into()))?;
         let mut stats = Stats {
             prompt_tokens: count("tokens_evaluated"),
             generated_tokens: count("tokens_predicted"),
@@ -261,27 +275,32 @@ impl Generator for LlamaServer {
             grammar_engine: if grammar.is_some() { "llama" } else { "" },
             budget: options.max_tokens,
             repeat_penalty: options.repeat_penalty,
+            close_out: closer.is_some(),
             ..Stats::default()
         };
-        let stopped = matches!(answer["stop_type"].as_str(), Some("eos" | "word"));
         // `truncated` means the context ran out, not the budget: nothing to close within.
-        let at_budget = answer["stop_type"] == json!("limit") && answer["truncated"] != json!(true);
-        let mut closer = match grammar {
-            Some(grammar) if options.close_out => Closer::new(grammar),
+        let truncated = answer["truncated"] == json!(true);
+        let stopped = matches!(answer["stop_type"].as_str(), Some("eos" | "word")) && !truncated;
+        let at_budget = answer["stop_type"] == json!("limit") && !truncated;
+        let closed = match closer.as_mut() {
+            Some(closer) if at_budget && passed_on => {
+                append_close(closer, &text, reserve).map(|completion| ClosedText {
+                    text: format!("{text}{completion}"),
+                    kept_tokens: stats.generated_tokens,
+                    completion,
+                })
+            }
+            Some(closer) if at_budget => self.close_out(closer, &text, options.max_tokens)?,
             _ => None,
         };
-        stats.close_out = closer.is_some();
-        let (text, finish) = match closer.as_mut() {
-            Some(closer) if at_budget => match self.close_out(closer, text, options.max_tokens)? {
-                Some(closed) => {
-                    stats.closed_out_tokens = self.count_tokens(&closed.completion)?;
-                    stats.generated_tokens = closed.kept_tokens + stats.closed_out_tokens;
-                    (closed.text, Finish::Stop)
-                }
-                None => (text.to_string(), Finish::Truncated),
-            },
-            _ if stopped && answer["truncated"] != json!(true) => (text.to_string(), Finish::Stop),
-            _ => (text.to_string(), Finish::Truncated),
+        let (text, finish) = match closed {
+            Some(closed) => {
+                stats.closed_out_tokens = self.count_tokens(&closed.completion)?;
+                stats.generated_tokens = closed.kept_tokens + stats.closed_out_tokens;
+                (closed.text, Finish::Stop)
+            }
+            None if stopped => (text, Finish::Stop),
+            None => (text, Finish::Truncated),
         };
         Ok(Generation {
             text,
@@ -290,9 +309,40 @@ impl Generator for LlamaServer {
             stats,
         })
     }
-}
 
-impl LlamaServer {
+    /// A streamed `/completion`: each event's `content` (empty for some) to `on_text`,
+    /// which ends it by answering `false`; the text gathered, and the last event (whose
+    /// fields are the non-streamed answer's).
+    fn stream(
+        &self,
+        body: &Value,
+        deadline: Option<Instant>,
+        on_text: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<(String, Value), BridgeError> {
+        let mut text = String::new();
+        let mut last = None;
+        let cancelled = self
+            .http
+            .post_events("/completion", body, deadline, |event| {
+                let piece = event["content"].as_str().unwrap_or_default();
+                text.push_str(piece);
+                let go_on = on_text(piece);
+                if event["stop"] == json!(true) {
+                    last = Some(event);
+                    return false;
+                }
+                go_on
+            })?;
+        match last {
+            Some(last) => Ok((text, last)),
+            None if cancelled => Err(BridgeError::Cancelled),
+            None => Err(super::http::down(
+                self.url(),
+                "/completion: the event stream ended before the generation did".into(),
+            )),
+        }
+    }
+
     /// Closes out `text`, cut at `budget` tokens: its tokens (as the server's tokenizer
     /// splits it) are read back, then [`close_text`] cuts and completes it.
     fn close_out(
@@ -301,13 +351,14 @@ impl LlamaServer {
         text: &str,
         budget: usize,
     ) -> Result<Option<ClosedText>, BridgeError> {
-        let answer = self.post(
+        let answer = self.http.post(
             "/tokenize",
             &json!({"content": text, "add_special": false, "parse_special": false, "with_pieces": true}),
+            None,
         )?;
         let malformed = || {
-            remote(
-                &self.url,
+            refused(
+                self.url(),
                 "/tokenize: the answer has no `tokens` with pieces".into(),
             )
         };
@@ -335,9 +386,19 @@ fn model_name(path: &str) -> String {
         .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-fn remote(url: &BackendUrl, reason: String) -> BridgeError {
-    BridgeError::Remote {
-        url: url.to_string(),
-        reason,
+/// The tokens a streamed generation under a grammar keeps back from its budget for
+/// close-out: a quarter, at most 64 (the completions of the example schemas at their
+/// budgets take 1 to 13 bytes).
+pub fn stream_reserve(budget: usize) -> usize {
+    (budget / 4).min(64)
+}
+
+/// The shortest completion of `text`, if it takes at most `reserve` bytes (so at most
+/// `reserve` tokens).
+fn append_close(closer: &mut Closer, text: &str, reserve: usize) -> Option<String> {
+    closer.truncate(0);
+    if !closer.push_str(text) {
+        return None;
     }
+    closer.completion(reserve).filter(|c| c.len() <= reserve)
 }

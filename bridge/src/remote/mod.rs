@@ -9,6 +9,10 @@
 //! GBNF sent with it). Plain HTTP only: gbnfc is built without TLS; reach a remote engine
 //! over a private network or a tunnel.
 //!
+//! Several engines of one model make a [`Pool`] (`--backend` repeated; the gateway,
+//! `gbnfc serve --backend …`): balanced by generations in flight per slot, failed over
+//! when one is down ([`http`] says which failures mean that), health-checked.
+//!
 //! Close-out at the token budget ([`crate::closeout`]) steers each token locally; a remote
 //! engine only reports that it stopped at the budget, so close-out is done on its text
 //! afterwards ([`close_out`]): cut back to where the grammar's shortest completion fits,
@@ -19,9 +23,12 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod close_out;
+pub mod http;
 pub mod llama_server;
+pub mod pool;
 
 pub use llama_server::LlamaServer;
+pub use pool::Pool;
 
 /// Which engine a backend URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

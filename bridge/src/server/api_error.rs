@@ -109,6 +109,10 @@ impl ApiError {
             E::EngineStopped(_) => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message)
             }
+            E::BackendDown { .. } | E::NoBackend(_) => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message)
+                    .with_code("backend_unavailable")
+            }
             _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message),
         }
     }

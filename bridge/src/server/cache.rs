@@ -7,6 +7,7 @@
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use gbnfc_compiler::gbnf::CheckedGrammar;
 use lru::LruCache;
 
 use crate::engine::Engine;
@@ -44,14 +45,25 @@ impl Entry {
         compiled: Compiled,
         kind: GrammarEngine,
     ) -> Result<Entry, BridgeError> {
-        let grammar = match &compiled {
-            Compiled::Structured(prepared) => Some(&prepared.grammar),
-            Compiled::Tools(prepared) => prepared.compiled.grammar.as_ref(),
+        let mut entry = Entry {
+            compiled,
+            grammar: None,
         };
-        let grammar = grammar
+        entry.grammar = entry
+            .checked_grammar()
             .map(|g| ReadyGrammar::new(engine, g, kind).map(Arc::new))
             .transpose()?;
-        Ok(Entry { compiled, grammar })
+        Ok(entry)
+    }
+}
+
+impl Entry {
+    /// The grammar its generations run under (`None`: nothing constrains the output).
+    pub fn checked_grammar(&self) -> Option<&CheckedGrammar> {
+        match &self.compiled {
+            Compiled::Structured(prepared) => Some(&prepared.grammar),
+            Compiled::Tools(prepared) => prepared.compiled.grammar.as_ref(),
+        }
     }
 }
 

@@ -17,8 +17,9 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::api_error::ApiError;
 use super::cache::{Compiled, Entry};
+use super::engines::{Engines, RequestScope};
 use super::request::{self, ChatRequest, Output};
-use super::scheduler::{BlockingGenerator, CancelFlag, CancelOnDrop, Scheduler};
+use super::scheduler::{CancelFlag, CancelOnDrop};
 use super::{stream, AppState, Ready};
 use crate::chat::{self, Message};
 use crate::generate::{Generator, GrammarEngine};
@@ -50,8 +51,8 @@ pub struct Admitted {
     pub compiled: Option<Arc<Entry>>,
     /// The model name to answer with.
     pub model: String,
-    /// The engine thread.
-    pub scheduler: Scheduler,
+    /// What it generates on.
+    pub engines: Engines,
     /// When it must be over, and the limit that sets it.
     pub deadline: (Instant, Duration),
     /// Its admission permit (released when dropped).
@@ -122,7 +123,10 @@ async fn admit(
             None,
         )
     })?;
-    let reasons = ready.scheduler.engine_arc().reasoning().is_some();
+    if let Some(error) = ready.engines.unavailable() {
+        return Err(ApiError::from_bridge(&error, None));
+    }
+    let reasons = ready.engines.model().reasoning().is_some();
     let request = request::read(
         &value,
         &state.options.defaults,
@@ -153,11 +157,11 @@ async fn admit(
             let messages = request.messages.clone();
             let retrieval = request.retrieval.unwrap_or(state.options.retrieval);
             let compact = state.options.compact_tools;
-            let scheduler = ready.scheduler.clone();
+            let engines = ready.engines.clone();
             let retries = state.options.retries;
             let kind = state.options.defaults.grammar_engine;
             let compiling = tokio::task::spawn_blocking(move || {
-                let engine: &crate::Engine = scheduler.engine_arc();
+                let model = engines.model();
                 let spec = match &output {
                     Output::Tools(body) => Some(CallSpec {
                         tools: body.clone(),
@@ -169,7 +173,7 @@ async fn admit(
                     _ => None,
                 };
                 let shortlist = match &spec {
-                    Some(spec) => tool_calls::shortlist(engine, spec, &messages)
+                    Some(spec) => tool_calls::shortlist(model, spec, &messages)
                         .map_err(|e| ApiError::from_bridge(&e, output.param()))?,
                     None => None,
                 };
@@ -179,7 +183,7 @@ async fn admit(
                     None => key,
                 };
                 task_state.cache.get_or_compile(&key, || {
-                    compile(engine, &output, spec.as_ref(), shortlist, kind)
+                    compile(&engines, &output, spec.as_ref(), shortlist, kind)
                 })
             });
             let (compiled, hit) = match tokio::time::timeout(limit, compiling).await {
@@ -201,7 +205,7 @@ async fn admit(
         model: request.model.clone().unwrap_or_else(|| ready.model.clone()),
         request,
         compiled,
-        scheduler: ready.scheduler.clone(),
+        engines: ready.engines.clone(),
         deadline: (started + limit, limit),
         permit,
         in_flight,
@@ -211,7 +215,7 @@ async fn admit(
 
 /// Compiles a request's output; a tool list by `spec`, showing the tools of `shortlist`.
 fn compile(
-    engine: &crate::Engine,
+    engines: &Engines,
     output: &Output,
     spec: Option<&CallSpec>,
     shortlist: Option<Shortlist>,
@@ -230,7 +234,7 @@ fn compile(
                 "json_schema"
             };
             return Prepared::new(&OutputSpec::Schema(value.clone()))
-                .and_then(|p| Entry::new(engine, Compiled::Structured(p), kind))
+                .and_then(|p| engines.entry(Compiled::Structured(p), kind))
                 .map_err(|e| ApiError::from_bridge(&e, Some(param)));
         }
         Output::Grammar(text) => {
@@ -242,11 +246,12 @@ fn compile(
                 tools: body.clone(),
                 ..CallSpec::default()
             };
-            PreparedCalls::narrowed(engine, spec.unwrap_or(&whole), shortlist).map(Compiled::Tools)
+            PreparedCalls::narrowed(engines.model(), spec.unwrap_or(&whole), shortlist)
+                .map(Compiled::Tools)
         }
     };
     compiled
-        .and_then(|compiled| Entry::new(engine, compiled, kind))
+        .and_then(|compiled| engines.entry(compiled, kind))
         .map_err(failed)
 }
 
@@ -280,7 +285,7 @@ async fn complete(admitted: Admitted) -> Result<Value, ApiError> {
         request,
         compiled,
         model,
-        scheduler,
+        engines,
         deadline,
         permit,
         in_flight,
@@ -291,13 +296,12 @@ async fn complete(admitted: Admitted) -> Result<Value, ApiError> {
     let param = request.output.param();
     let task = tokio::task::spawn_blocking(move || {
         let _held = (permit, in_flight);
-        let generator = BlockingGenerator {
-            scheduler: &scheduler,
+        let generator = engines.generator(RequestScope {
             cancel,
-            deadline: Some(deadline),
+            deadline,
             stop: request.stop.clone(),
-            ready: compiled.as_ref().and_then(|entry| entry.grammar.clone()),
-        };
+            entry: compiled.clone(),
+        });
         let compiled = compiled.as_deref().map(|entry| &entry.compiled);
         answer(&generator, &request, compiled, &model, retries)
     });
@@ -315,7 +319,7 @@ async fn complete(admitted: Admitted) -> Result<Value, ApiError> {
 
 /// Generates the whole answer as a `chat.completion` object.
 fn answer(
-    generator: &BlockingGenerator<'_>,
+    generator: &(impl Generator + ?Sized),
     request: &ChatRequest,
     compiled: Option<&Compiled>,
     model: &str,

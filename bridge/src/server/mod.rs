@@ -21,6 +21,7 @@
 pub mod api_error;
 pub mod cache;
 pub mod completion;
+pub mod engines;
 pub mod fault;
 pub mod metrics;
 pub mod request;
@@ -36,9 +37,11 @@ use tokio::sync::Semaphore;
 
 use crate::engine::{Engine, EngineOptions};
 use crate::generate::GenerateOptions;
+use crate::remote::{pool::HEALTH_INTERVAL, BackendUrl, Pool};
 use crate::tool_retrieval::Retrieval;
 use crate::BridgeError;
 use cache::GrammarCache;
+use engines::Engines;
 use metrics::Metrics;
 use scheduler::Scheduler;
 
@@ -62,7 +65,7 @@ pub struct ServeOptions {
     pub api_key: Option<String>,
     /// Serve a non-loopback address without a key (refused unless set).
     pub no_auth: bool,
-    /// Generations decoded together.
+    /// Generations decoded together (with `backends`, their slots say it instead).
     pub parallel: u32,
     /// Requests that may wait for a slot beyond `parallel`; more get 429.
     pub queue: usize,
@@ -72,6 +75,9 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// The model and how to run it.
     pub engine: EngineOptions,
+    /// Remote engines to generate on instead of a local model (the gateway); of
+    /// `engine`, only the chat template applies then.
+    pub backends: Vec<BackendUrl>,
     /// Sampling settings for whatever a request leaves out.
     pub defaults: GenerateOptions,
     /// The same for requests with `tools` (a lower temperature:
@@ -114,8 +120,8 @@ impl ServeOptions {
 
 /// What requests find once the model is loaded.
 pub struct Ready {
-    /// The engine thread.
-    pub scheduler: Scheduler,
+    /// The engine thread, or the remote engines.
+    pub engines: Engines,
     /// The model's name (`/v1/models`, and `model` when a request leaves it out).
     pub model: String,
 }
@@ -147,16 +153,47 @@ impl AppState {
         }
     }
 
-    /// Loads the model and starts the engine thread (blocking).
+    /// Loads the model and starts the engine thread, or connects to the remote engines
+    /// and starts their health checks (blocking).
     ///
     /// # Errors
-    /// Any loading error; [`BridgeError::Context`] for the engine's context.
+    /// Any loading error; [`BridgeError::Context`] for the engine's context; as
+    /// [`Pool::connect`] for remote engines.
     pub fn load(&self) -> Result<&Ready, BridgeError> {
-        let engine = Arc::new(Engine::load(&self.options.engine)?);
-        let model = engine.name();
-        let scheduler = Scheduler::start(engine, self.options.parallel, Arc::clone(&self.metrics))?;
-        Ok(self.ready.get_or_init(|| Ready { scheduler, model }))
+        let engines = if self.options.backends.is_empty() {
+            let engine = Arc::new(Engine::load(&self.options.engine)?);
+            Engines::Local(Scheduler::start(
+                engine,
+                self.options.parallel,
+                Arc::clone(&self.metrics),
+            )?)
+        } else {
+            let pool = Arc::new(Pool::connect(&self.options.backends, &self.options.engine)?);
+            // The engines decode their slots at once; admission follows them.
+            let parallel = self.options.parallel as usize;
+            self.admission
+                .add_permits(pool.slots().saturating_sub(parallel));
+            watch_health(&pool);
+            Engines::Remote(pool)
+        };
+        let model = engines.model().name();
+        Ok(self.ready.get_or_init(|| Ready { engines, model }))
     }
+}
+
+/// Checks the pool's engines every [`HEALTH_INTERVAL`] on a thread of its own, until
+/// the pool is dropped.
+fn watch_health(pool: &Arc<Pool>) {
+    let pool = Arc::downgrade(pool);
+    let _ = std::thread::Builder::new()
+        .name("gbnfc-health".into())
+        .spawn(move || loop {
+            std::thread::sleep(HEALTH_INTERVAL);
+            match pool.upgrade() {
+                Some(pool) => pool.check_health(),
+                None => return,
+            }
+        });
 }
 
 /// Runs the server until `shutdown` completes: binds, then loads the model while `/health`

@@ -21,7 +21,8 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use super::api_error::ApiError;
 use super::completion;
-use super::AppState;
+use super::engines::Engines;
+use super::{AppState, Ready};
 use crate::openai::unix_time;
 
 /// The application: routes, authentication and the layers.
@@ -60,9 +61,27 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// `GET /health`: 503 while the model loads, 200 once it serves.
+/// `GET /health`: 503 while the model loads, 200 once it serves; with remote engines,
+/// each one's state, and 503 while none is up.
 async fn health(State(state): State<Arc<AppState>>) -> Response {
     match state.ready.get() {
+        Some(Ready {
+            engines: Engines::Remote(pool),
+            model,
+        }) => {
+            let up = pool.up() > 0;
+            let status = if up {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            let body = json!({
+                "status": if up { "ok" } else { "unavailable" },
+                "model": model,
+                "backends": pool.status(),
+            });
+            (status, Json(body)).into_response()
+        }
         Some(ready) => Json(json!({"status": "ok", "model": ready.model})).into_response(),
         None => (
             StatusCode::SERVICE_UNAVAILABLE,

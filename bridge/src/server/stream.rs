@@ -83,7 +83,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
         request,
         compiled,
         model,
-        scheduler,
+        engines,
         deadline,
         permit,
         in_flight,
@@ -102,6 +102,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             let _ = send(&events, &error.body()).await;
         }
     };
+    let entry = compiled.clone();
     let grammar = compiled.as_ref().and_then(|entry| entry.grammar.clone());
     let compiled = compiled.as_deref().map(|entry| &entry.compiled);
     let (conversation, mut calls) = match compiled {
@@ -119,7 +120,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
             }),
         ),
     };
-    let prompt = match chat::render_prompt(scheduler.engine_arc().as_ref(), &conversation) {
+    let prompt = match chat::render_prompt(engines.model(), &conversation) {
         Ok(prompt) => prompt,
         Err(e) => return fail(ApiError::from_bridge(&e, param)).await,
     };
@@ -137,7 +138,7 @@ async fn run(admitted: Admitted, events: mpsc::Sender<Result<Event, Infallible>>
         deadline: Some(deadline),
         stop: request.stop.clone(),
     };
-    if let Err(e) = scheduler.submit(job) {
+    if let Err(e) = engines.submit(job, entry) {
         return fail(ApiError::from_bridge(&e, param)).await;
     }
     if !send(

@@ -56,6 +56,7 @@ fn options() -> ServeOptions {
         retries: 2,
         retrieval: Retrieval::Auto,
         compact_tools: false,
+        backends: Vec::new(),
     }
 }
 

@@ -2,6 +2,9 @@
 //! the `gbnfc` binary the way a user does.
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod llama_server;
+pub mod serve;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
