@@ -2,6 +2,8 @@
 
 Reads JSON lines on standard input, one grammar each:
   {"name": ..., "grammar": EBNF text, "texts": [{"text": ..., "viable": N, "accepted": B}]}
+or, for a structural tag (`gbnfc tools --emit structural-tag`), "structural_tag": its JSON
+object in place of "grammar" (read by `Grammar.from_structural_tag`).
 where `viable` (in characters) and `accepted` are gbnfc's recognizer's verdict. For each
 grammar XGrammar parses and compiles the text (`Grammar.from_ebnf`, then a compiler over
 an empty vocabulary, as its own tests do to match strings); for each text it feeds one
@@ -45,7 +47,10 @@ def main():
         case = json.loads(line)
         name = case["name"]
         try:
-            grammar = core.Grammar.from_ebnf(case["grammar"], "root")
+            if "structural_tag" in case:
+                grammar = core.Grammar.from_structural_tag(json.dumps(case["structural_tag"]))
+            else:
+                grammar = core.Grammar.from_ebnf(case["grammar"], "root")
             compiled = compiler.compile_grammar_ebnf(grammar)
         except Exception as error:  # XGrammar raises RuntimeError with line and column
             failures.append(f"{name}: XGrammar refuses the grammar: {error}")

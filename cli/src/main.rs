@@ -169,7 +169,7 @@ enum Command {
         /// The most calls in one reply, with parallel calls.
         #[arg(long, value_name = "N", default_value_t = gbnfc_compiler::tools::DEFAULT_MAX_CALLS)]
         max_calls: u32,
-        /// Output: the grammar (gbnf), or JSON with the grammar, the lazy grammar, its trigger words and the diagnostics.
+        /// Output: the grammar (gbnf), JSON with the grammar, the lazy grammar, its trigger words and the diagnostics (json), or the calls as an XGrammar structural tag for vLLM and SGLang (structural-tag).
         #[arg(long, value_enum, default_value_t = EmitArg::Gbnf)]
         emit: EmitArg,
         /// Read the input as openai, functions, mcp or anthropic instead of detecting it.
@@ -289,6 +289,9 @@ enum EmitArg {
     Gbnf,
     /// JSON: grammar, lazy grammar, trigger words, diagnostics.
     Json,
+    /// The calls as an XGrammar structural tag (vLLM, SGLang), arguments in gbnfc's
+    /// grammar.
+    StructuralTag,
 }
 
 /// `--whitespace` values.
@@ -367,6 +370,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             emit: match emit {
                 EmitArg::Gbnf => tools_command::Emit::Gbnf,
                 EmitArg::Json => tools_command::Emit::Json,
+                EmitArg::StructuralTag => tools_command::Emit::StructuralTag,
             },
             input_format: input_format.as_deref(),
             strict,

@@ -21,6 +21,9 @@ pub enum Emit {
     /// `{"grammar", "lazy_grammar", "triggers", "diagnostics"}`, the grammars in the
     /// target's spelling.
     Json,
+    /// The calls as an XGrammar structural tag ([`tools::structural_tag`]); diagnostics
+    /// on standard error.
+    StructuralTag,
 }
 
 /// The flags of `gbnfc tools`, as given.
@@ -98,6 +101,21 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
         .filter(|d| d.diagnostic.status != KeywordStatus::Annotation)
         .collect();
     let text = match args.emit {
+        Emit::StructuralTag => {
+            if args.reasoning.is_some() {
+                return Err(Failure::new(
+                    "a structural tag has no reasoning section: --emit structural-tag cannot go with reasoning markers",
+                ));
+            }
+            for d in &diagnostics {
+                eprintln!("{d}");
+            }
+            let tag = tools::structural_tag::structural_tag(&compiled).map_err(fail)?;
+            let mut text = serde_json::to_string_pretty(&tag)
+                .map_err(|e| Failure::new(format!("cannot write JSON: {e}")))?;
+            text.push('\n');
+            text
+        }
         Emit::Gbnf => {
             for d in &diagnostics {
                 eprintln!("{d}");

@@ -94,6 +94,55 @@ fn standard_input_parallel_calls_and_output_file() {
 }
 
 #[test]
+fn structural_tag_emits_one_tag_per_tool_and_refuses_what_it_cannot_say() {
+    let weather = example("weather-tools.openai.json");
+    let out = gbnfc(
+        &[
+            "tools",
+            &weather,
+            "--syntax",
+            "hermes",
+            "--choice",
+            "required",
+            "--emit",
+            "structural-tag",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tag: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(tag["type"], "structural_tag", "{tag}");
+    let format = &tag["format"];
+    assert_eq!(format["type"], "tags_with_separator", "{tag}");
+    assert_eq!(format["at_least_one"], true, "{tag}");
+    let first = &format["tags"][0];
+    assert!(
+        first["begin"]
+            .as_str()
+            .unwrap()
+            .starts_with("<tool_call>\n{\"name\": \""),
+        "{tag}"
+    );
+    assert_eq!(first["end"], "}\n</tool_call>", "{tag}");
+    assert_eq!(first["content"]["type"], "grammar", "{tag}");
+
+    let out = gbnfc(
+        &[
+            "tools",
+            &weather,
+            "--syntax",
+            "mistral",
+            "--emit",
+            "structural-tag",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("mistral"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
 fn auto_emits_json_with_the_lazy_grammar_and_triggers() {
     let out = gbnfc(
         &[

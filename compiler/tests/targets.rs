@@ -12,7 +12,10 @@
 //!
 //! The XGrammar spelling (`Target::Xgrammar`) of the same grammars goes through XGrammar's
 //! own parser and matcher, from the wheel on PyPI, by `scripts/xgrammar_check.py` (see
-//! there why not through its Python package), with the same texts and verdicts.
+//! there why not through its Python package), with the same texts and verdicts. So do the
+//! structural tags of the seed tool lists (`tools::structural_tag`): every call sequence
+//! gbnfc's call grammar samples is one XGrammar accepts under the tag, and a call to a
+//! tool not in the list is refused at the same character.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -289,34 +292,15 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-#[test]
-fn every_grammar_reads_the_same_in_xgrammar() {
+/// Runs `scripts/xgrammar_check.py` on `input` (its JSON lines) and asserts that XGrammar
+/// read all `cases` of them and agreed with every verdict.
+fn xgrammar_agrees(input: String, cases: usize) {
     let python = repo().join("target/openai-venv/bin/python");
     assert!(
         python.exists(),
         "{} is missing: run scripts/setup, which installs XGrammar there",
         python.display()
     );
-    let mut input = String::new();
-    for case in cases() {
-        let grammar = Target::Xgrammar
-            .render(&case.grammar)
-            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
-        let texts: Vec<Value> = case
-            .verdicts
-            .iter()
-            .map(|v| {
-                json!({
-                    "text": v.text,
-                    "viable": v.text[..v.viable].chars().count(),
-                    "accepted": v.accepted,
-                })
-            })
-            .collect();
-        let line = json!({"name": case.name, "grammar": grammar, "texts": texts});
-        input.push_str(&line.to_string());
-        input.push('\n');
-    }
     let mut child = Command::new(&python)
         .arg(repo().join("scripts/xgrammar_check.py"))
         .stdin(Stdio::piped())
@@ -337,8 +321,88 @@ fn every_grammar_reads_the_same_in_xgrammar() {
     );
     let closing = lines.last().copied().unwrap_or_default();
     eprintln!("{closing}");
-    let read = format!("{} grammars read", cases().len());
+    let read = format!("{cases} grammars read");
     assert!(closing.contains(&read), "{closing}");
+}
+
+#[test]
+fn every_grammar_reads_the_same_in_xgrammar() {
+    let mut input = String::new();
+    for case in cases() {
+        let grammar = Target::Xgrammar
+            .render(&case.grammar)
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let texts: Vec<Value> = case
+            .verdicts
+            .iter()
+            .map(|v| {
+                json!({
+                    "text": v.text,
+                    "viable": v.text[..v.viable].chars().count(),
+                    "accepted": v.accepted,
+                })
+            })
+            .collect();
+        let line = json!({"name": case.name, "grammar": grammar, "texts": texts});
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    xgrammar_agrees(input, cases().len());
+}
+
+#[test]
+fn structural_tags_take_every_call_sequence_in_xgrammar() {
+    let mut input = String::new();
+    let mut count = 0;
+    for (name, list, is_schema) in common::seed_examples() {
+        if is_schema {
+            continue;
+        }
+        for syntax in [Syntax::Json, Syntax::Hermes, Syntax::Llama3] {
+            for choice in [ToolChoice::Required, ToolChoice::Auto] {
+                for parallel in [false, true] {
+                    let options = ToolOptions {
+                        syntax,
+                        choice: Some(choice.clone()),
+                        parallel: Some(parallel),
+                        ..ToolOptions::default()
+                    };
+                    let compiled = tools::compile_tools(&list, &options).unwrap();
+                    let tag = tools::structural_tag::structural_tag(&compiled).unwrap();
+                    // The calls alone: under `auto`, the lazy grammar.
+                    let calls = compiled
+                        .lazy_grammar
+                        .as_ref()
+                        .or(compiled.grammar.as_ref())
+                        .unwrap();
+                    let sampler = Sampler::new(calls).unwrap();
+                    let mut texts: Vec<Value> = sampler
+                        .samples(count, 20, SampleOptions::default())
+                        .into_iter()
+                        .map(|text| {
+                            json!({"text": text, "viable": text.chars().count(), "accepted": true})
+                        })
+                        .collect();
+                    // A call to a tool not in the list: both refuse it where its name starts.
+                    let (open, _) = syntax.wrap();
+                    let stray = format!("{open}{}", syntax.call_head("~stray"));
+                    let verdict = Recognizer::new(calls).unwrap().recognize(&stray);
+                    assert!(!verdict.accepted);
+                    texts.push(json!({
+                        "text": stray,
+                        "viable": stray[..verdict.viable_prefix].chars().count(),
+                        "accepted": false,
+                    }));
+                    let name = format!("{name} {syntax} {choice} parallel={parallel}");
+                    let line = json!({"name": name, "structural_tag": tag, "texts": texts});
+                    input.push_str(&line.to_string());
+                    input.push('\n');
+                    count += 1;
+                }
+            }
+        }
+    }
+    xgrammar_agrees(input, count as usize);
 }
 
 /// llguidance's lexer is greedy: inside a lexeme that can go on, it never returns to a

@@ -17,6 +17,10 @@
 //! ([`scheduler::BlockingGenerator`]); streamed ones ([`stream`]) take one generation's
 //! text as it grows. At most `parallel + queue` requests are admitted at once; past that,
 //! 429 with `Retry-After`. Every error is OpenAI-shaped ([`api_error`]).
+//!
+//! As a gateway (`backends` given), no model loads: [`engines`] puts a pool of remote
+//! engines ([`crate::remote::Pool`]) where the scheduler was, the grammar goes with each
+//! request instead of being made ready here, and a thread checks the engines' health.
 
 pub mod api_error;
 pub mod cache;

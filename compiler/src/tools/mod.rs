@@ -44,6 +44,7 @@ mod params;
 pub mod parse;
 pub mod prose;
 pub mod stream;
+pub mod structural_tag;
 pub mod syntax;
 mod write;
 
@@ -146,6 +147,8 @@ pub struct CompiledTool {
     /// Some keyword of its schema is enforced by validation only: validate its arguments
     /// after generation.
     pub needs_validation: bool,
+    /// The grammar of its arguments alone (the object after `"arguments": `).
+    pub arguments: CheckedGrammar,
 }
 
 /// The grammars for a tool list.
@@ -331,6 +334,7 @@ pub fn compile_tools(input: &Value, options: &ToolOptions) -> Result<CompiledToo
             spec: list.tools[i].clone(),
             rule_prefix: prefixes[i].clone(),
             needs_validation: compiled[i].needs_validation(),
+            arguments: compiled[i].grammar.clone(),
         })
         .collect();
     Ok(CompiledTools {

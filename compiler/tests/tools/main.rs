@@ -38,6 +38,7 @@ use common::{examples, read, seed_examples};
 
 mod errors;
 mod shown;
+mod structural_tag;
 
 /// Texts sampled per grammar.
 const SAMPLES: usize = 200;
