@@ -107,6 +107,11 @@ pub fn run(args: &ToolsArgs<'_>) -> Result<ExitCode, Failure> {
                     "a structural tag has no reasoning section: --emit structural-tag cannot go with reasoning markers",
                 ));
             }
+            if args.target == Target::Lark {
+                return Err(Failure::new(
+                    "a structural tag is XGrammar's: its grammars are in XGrammar's spelling, and --target lark does not apply to it",
+                ));
+            }
             for d in &diagnostics {
                 eprintln!("{d}");
             }

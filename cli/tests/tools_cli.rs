@@ -140,6 +140,20 @@ fn structural_tag_emits_one_tag_per_tool_and_refuses_what_it_cannot_say() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("mistral"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty());
+
+    let out = gbnfc(
+        &[
+            "tools",
+            &weather,
+            "--emit",
+            "structural-tag",
+            "--target",
+            "lark",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--target lark"), "{}", stderr(&out));
 }
 
 #[test]
