@@ -9,6 +9,34 @@
 
 pub mod jsonschemabench;
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use gbnfc_bridge::server::{self, ServeOptions};
+
+/// Starts `gbnfc serve` under `options` in this process, on a thread of its own, and
+/// returns its URL once it listens (`serve_report`, `gateway_report`).
+///
+/// # Panics
+/// When the server does not start within `startup` or fails to (a report cannot go on).
+#[allow(clippy::expect_used)]
+pub fn serve_in_process(options: ServeOptions, startup: Duration) -> String {
+    let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+        let on_ready = move |address: SocketAddr, _: &server::Ready| {
+            let _ = ready.send(address);
+        };
+        runtime
+            .block_on(server::serve(options, on_ready, std::future::pending()))
+            .expect("the server failed");
+    });
+    let address = address
+        .recv_timeout(startup)
+        .expect("the server did not start (the default model: scripts/fetch-model)");
+    format!("http://{address}")
+}
+
 /// The allocator the `gbnfc` binary uses, so every bench and report binary measures
 /// gbnfc as it ships (llama.cpp's C++ code keeps its own allocator either way).
 #[global_allocator]

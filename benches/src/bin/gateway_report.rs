@@ -25,7 +25,7 @@
 //! schema)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -290,22 +290,5 @@ fn start_gateway(engine: &str) -> String {
         compact_tools: false,
         backends: vec![format!("llama-server+{engine}").parse().unwrap()],
     };
-    let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let on_ready = move |address: SocketAddr, _: &server::Ready| {
-            let _ = ready.send(address);
-        };
-        runtime
-            .block_on(server::serve(
-                options,
-                on_ready,
-                std::future::pending::<()>(),
-            ))
-            .unwrap();
-    });
-    let address = address
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the gateway did not start");
-    format!("http://{address}")
+    gbnfc_benches::serve_in_process(options, Duration::from_secs(60))
 }

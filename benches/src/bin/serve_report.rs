@@ -26,7 +26,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -294,20 +294,7 @@ fn start_server() -> String {
         compact_tools: false,
         backends: Vec::new(),
     };
-    let (ready, address) = std::sync::mpsc::channel::<SocketAddr>();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let on_ready = move |address: SocketAddr, _: &server::Ready| {
-            let _ = ready.send(address);
-        };
-        runtime
-            .block_on(server::serve(options, on_ready, std::future::pending()))
-            .unwrap();
-    });
-    let address = address
-        .recv_timeout(Duration::from_secs(300))
-        .expect("the server did not start (the default model: scripts/fetch-model)");
-    format!("http://{address}")
+    gbnfc_benches::serve_in_process(options, Duration::from_secs(300))
 }
 
 /// Streams one request; times its first content delta and its end, counts its tokens.

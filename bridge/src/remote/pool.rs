@@ -59,15 +59,17 @@ impl Member {
         *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = reason;
     }
 
+    /// Puts it in, reached as `server`.
+    fn bring_in(&self, server: LlamaServer) {
+        *self.server.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(server));
+        self.up.store(true, Ordering::SeqCst);
+    }
+
     /// Connects (again) and checks that it serves `model`; puts it in when it does.
     fn connect(&self, options: &EngineOptions, model: &Model) {
         match LlamaServer::connect(&self.url, options) {
             Ok(server) => match model.differs(&server) {
-                None => {
-                    *self.server.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(Arc::new(server));
-                    self.up.store(true, Ordering::SeqCst);
-                }
+                None => self.bring_in(server),
                 Some(difference) => self.take_out(difference),
             },
             Err(BridgeError::BackendDown { reason, .. } | BridgeError::Remote { reason, .. }) => {
@@ -169,9 +171,7 @@ impl Pool {
                             reason: difference,
                         });
                     }
-                    *member.server.lock().unwrap_or_else(PoisonError::into_inner) =
-                        Some(Arc::new(server));
-                    member.up.store(true, Ordering::SeqCst);
+                    member.bring_in(server);
                 }
                 Err(BridgeError::BackendDown { reason, .. }) => member.take_out(reason),
                 Err(e) => return Err(e),
