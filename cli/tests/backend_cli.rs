@@ -12,6 +12,7 @@ use std::process::Output;
 
 use serde_json::{json, Map, Value};
 
+use common::breaking_proxy::BreakingProxy;
 use common::llama_server::Instance;
 use common::{example, gbnfc, stats_of, stderr, stdout};
 
@@ -89,6 +90,19 @@ fn run_and_call_on_llama_server_print_what_the_local_path_prints() {
             "{stats}"
         );
     }
+
+    // A connection that breaks under a live engine does not fail the run: the engine
+    // still answers /health, so the generation runs there again.
+    let proxy = BreakingProxy::start(server.port(), "POST /completion ", 1);
+    let completion = printed(&run(Some(&proxy.url()), "4"));
+    assert_eq!(proxy.broken(), 1);
+    let content = completion["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        jsonschema::is_valid(&schema, &serde_json::from_str(content).unwrap()),
+        "{content}"
+    );
 
     // The README's call, on the server: the same message shape, Chengdu's weather.
     let call = |backend: Option<&str>| {

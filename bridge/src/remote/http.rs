@@ -18,6 +18,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// past it the request fails rather than waiting on a server that stopped answering.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long an idle connection is kept for the next request: under the 5 s after which
+/// llama-server (cpp-httplib's keep-alive timeout) and vLLM (uvicorn's) close idle
+/// connections, so a request never goes out on a connection the engine is closing.
+/// With the client's own default (90 s), a request now and then met a connection that
+/// closed under it, and the engine was taken for down (a CI run of `cli/tests/gateway.rs`).
+const IDLE_CONNECTION_KEPT: Duration = Duration::from_secs(2);
+
 /// An engine's address and the client that reaches it.
 #[derive(Debug, Clone)]
 pub struct Http {
@@ -34,6 +41,7 @@ impl Http {
         let client = reqwest::blocking::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
+            .pool_idle_timeout(IDLE_CONNECTION_KEPT)
             .build()
             .map_err(|e| refused(url, format!("cannot make an HTTP client: {e}")))?;
         Ok(Http {

@@ -2,9 +2,11 @@
 //! --backend URL --backend URL …` generates on.
 //!
 //! Each generation goes to the engine with the fewest generations in flight for its
-//! slots. An engine that turns out to be down ([`BridgeError::BackendDown`]) is taken out
-//! and the generation goes to another with the same settings and seed; an engine that
-//! refuses a request ([`BridgeError::Remote`]) stays in, and the refusal is the answer.
+//! slots. An engine that turns out to be down ([`BridgeError::BackendDown`]) and no
+//! longer answers `/health` is taken out, and the generation goes to another with the
+//! same settings and seed (one that still answers gets it once more first). An engine
+//! that refuses a request ([`BridgeError::Remote`]) stays in, and the refusal is the
+//! answer.
 //! [`Pool::check_health`], run every [`HEALTH_INTERVAL`] by the server, takes out
 //! engines that stop answering `/health` and brings back (reconnecting, so a restarted
 //! engine's metadata is read again) those that answer again. A streamed generation moves
@@ -33,6 +35,12 @@ pub const HEALTH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How long one health check waits for an engine's answer.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How many times one generation may run on an engine that still answers `/health` after
+/// a broken connection: a connection can break under a live engine (it closed an idle
+/// keep-alive connection just as a request went out on it), so a second run is tried
+/// there before the next engine.
+const ATTEMPTS_ON_A_LIVE_ENGINE: u8 = 2;
 
 /// One engine of the pool.
 #[derive(Debug)]
@@ -246,20 +254,26 @@ impl Pool {
         }
     }
 
-    /// Runs `work` on the least loaded engine in; when that engine is down, takes it out
-    /// and runs `work` on the next, until one answers or none is left (`retry` false:
-    /// only the first engine is tried).
+    /// Runs `work` on the least loaded engine in. When the engine is down for it (it
+    /// cannot be reached, the connection broke, or it answered 503), `retry` says whether
+    /// `work` may run again; it then runs once more on the same engine if that one still
+    /// answers `/health` (one broken connection does not condemn a live engine), else the
+    /// engine is taken out and `work` goes to the next, until one answers or none is left.
     fn on_engine<T>(
         &self,
         mut work: impl FnMut(&LlamaServer) -> Result<T, BridgeError>,
         mut retry: impl FnMut() -> bool,
     ) -> Result<T, BridgeError> {
-        let mut tried = vec![false; self.members.len()];
+        let mut attempts = vec![0u8; self.members.len()];
+        let mut last_error = None;
         loop {
-            let Some((index, server)) = self.pick(&tried) else {
-                return Err(self.none_up());
+            let Some((index, server)) = self.pick(&attempts) else {
+                return Err(match last_error {
+                    Some(error) if self.up() > 0 => error,
+                    _ => self.none_up(),
+                });
             };
-            tried[index] = true;
+            attempts[index] += 1;
             let member = &self.members[index];
             member.in_flight.fetch_add(1, Ordering::SeqCst);
             let counted = InFlight(&member.in_flight);
@@ -267,22 +281,32 @@ impl Pool {
             drop(counted);
             match result {
                 Err(BridgeError::BackendDown { reason, url }) => {
-                    member.take_out(reason.clone());
-                    if !retry() {
-                        return Err(BridgeError::BackendDown { url, reason });
+                    if server.healthy(HEALTH_TIMEOUT) {
+                        attempts[index] = attempts[index].max(ATTEMPTS_ON_A_LIVE_ENGINE - 1);
+                    } else {
+                        member.take_out(reason.clone());
+                        attempts[index] = ATTEMPTS_ON_A_LIVE_ENGINE;
                     }
+                    let error = BridgeError::BackendDown { url, reason };
+                    if !retry() {
+                        return Err(error);
+                    }
+                    last_error = Some(error);
                 }
                 other => return other,
             }
         }
     }
 
-    /// The least loaded engine in that has not been tried.
-    fn pick(&self, tried: &[bool]) -> Option<(usize, Arc<LlamaServer>)> {
+    /// The least loaded engine in that has runs left (fewer than
+    /// [`ATTEMPTS_ON_A_LIVE_ENGINE`] `attempts`).
+    fn pick(&self, attempts: &[u8]) -> Option<(usize, Arc<LlamaServer>)> {
         self.members
             .iter()
             .enumerate()
-            .filter(|(i, m)| !tried[*i] && m.up.load(Ordering::SeqCst))
+            .filter(|(i, m)| {
+                attempts[*i] < ATTEMPTS_ON_A_LIVE_ENGINE && m.up.load(Ordering::SeqCst)
+            })
             .filter_map(|(i, m)| m.server().map(|s| (i, m.load(&s), s)))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
             .map(|(i, _, s)| (i, s))

@@ -72,6 +72,11 @@ impl Instance {
             && answer.starts_with("HTTP/1.1 200")
     }
 
+    /// Its loopback port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// Its `--backend` URL.
     pub fn url(&self) -> String {
         format!("llama-server+http://127.0.0.1:{}", self.port)

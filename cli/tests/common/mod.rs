@@ -2,6 +2,7 @@
 //! the `gbnfc` binary the way a user does.
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod breaking_proxy;
 pub mod llama_server;
 pub mod serve;
 
