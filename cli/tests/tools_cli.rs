@@ -126,19 +126,46 @@ fn structural_tag_emits_one_tag_per_tool_and_refuses_what_it_cannot_say() {
     assert_eq!(first["end"], "}\n</tool_call>", "{tag}");
     assert_eq!(first["content"]["type"], "grammar", "{tag}");
 
+    // Mistral's calls sit in one list: one more tag around them.
     let out = gbnfc(
         &[
             "tools",
             &weather,
             "--syntax",
             "mistral",
+            "--choice",
+            "required",
+            "--emit",
+            "structural-tag",
+        ],
+        "",
+    );
+    let tag: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    let list = &tag["format"];
+    assert_eq!(list["type"], "tag", "{tag}");
+    assert_eq!(list["begin"], "[TOOL_CALLS][", "{tag}");
+    assert_eq!(list["end"], "]", "{tag}");
+    assert_eq!(list["content"]["type"], "tags_with_separator", "{tag}");
+    assert_eq!(list["content"]["tags"][0]["end"], "\"}", "{tag}");
+
+    let out = gbnfc(
+        &[
+            "tools",
+            &weather,
+            "--choice",
+            "none",
             "--emit",
             "structural-tag",
         ],
         "",
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("mistral"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("tool choice none"),
+        "{}",
+        stderr(&out)
+    );
     assert!(stdout(&out).is_empty());
 
     let out = gbnfc(

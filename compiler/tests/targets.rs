@@ -358,7 +358,7 @@ fn structural_tags_take_every_call_sequence_in_xgrammar() {
         if is_schema {
             continue;
         }
-        for syntax in [Syntax::Json, Syntax::Hermes, Syntax::Llama3] {
+        for syntax in Syntax::ALL {
             for choice in [ToolChoice::Required, ToolChoice::Auto] {
                 for parallel in [false, true] {
                     let options = ToolOptions {
@@ -385,7 +385,7 @@ fn structural_tags_take_every_call_sequence_in_xgrammar() {
                         .collect();
                     // A call to a tool not in the list: both refuse it where its name starts.
                     let (open, _) = syntax.wrap();
-                    let stray = format!("{open}{}", syntax.call_head("~stray"));
+                    let stray = format!("{}{open}{}", syntax.open(), syntax.call_head("~stray"));
                     let verdict = Recognizer::new(calls).unwrap().recognize(&stray);
                     assert!(!verdict.accepted);
                     texts.push(json!({

@@ -1,10 +1,10 @@
-//! Structural tags (`tools::structural_tag`): for every seed tool list, the call
-//! syntaxes a structural tag can express and the choices `required`, `auto` and each tool
+//! Structural tags (`tools::structural_tag`): for every seed tool list, every call
+//! syntax and the choices `required`, `auto` and each tool
 //! by name, with one call or several: each tag's `begin`, a text of its arguments'
 //! grammar and its `end` make a call that gbnfc's own call grammar accepts and that reads
-//! back as that tool with those arguments; calls joined by the tag's separator are
-//! accepted too when parallel calls are allowed. What a structural tag cannot express is
-//! refused with the way out.
+//! back as that tool with those arguments (and, for Mistral, inside the list tag, with the
+//! id); calls joined by the tag's separator are accepted too when parallel calls are
+//! allowed. What a structural tag cannot express is refused with the way out.
 
 use gbnfc_compiler::recognize::Recognizer;
 use gbnfc_compiler::sample::{SampleOptions, Sampler};
@@ -16,13 +16,60 @@ use serde_json::{json, Value};
 
 use crate::common::{read, seed_examples};
 
-/// `tag`'s call with `arguments`: begin, arguments, end.
+/// An id as Mistral calls carry one: nine letters or digits.
+const ID: &str = "a1B2c3D4e";
+
+/// `tag`'s call with `arguments`: begin, arguments, the id where the content asks for one
+/// after them (a `sequence`: arguments, `, "id": "`, the id's pattern), end.
 fn call_text(tag: &Value, arguments: &str) -> String {
+    let content = &tag["content"];
+    let id = match content["type"].as_str() {
+        Some("grammar") => String::new(),
+        Some("sequence") => {
+            let elements = content["elements"].as_array().unwrap();
+            assert_eq!(elements[0]["type"], json!("grammar"), "{tag}");
+            assert_eq!(elements[2]["pattern"], json!("[0-9A-Za-z]{9}"), "{tag}");
+            format!("{}{ID}", elements[1]["value"].as_str().unwrap())
+        }
+        other => panic!("content of type {other:?}: {tag}"),
+    };
     format!(
-        "{}{arguments}{}",
+        "{}{arguments}{id}{}",
         tag["begin"].as_str().unwrap(),
         tag["end"].as_str().unwrap()
     )
+}
+
+/// The tags' arguments grammar, in the content as it is or first in its sequence.
+fn arguments_grammar(tag: &Value) -> &str {
+    let content = &tag["content"];
+    let grammar = match content["type"].as_str() {
+        Some("sequence") => &content["elements"][0],
+        _ => content,
+    };
+    grammar["grammar"].as_str().unwrap()
+}
+
+/// The calls' `tags_with_separator` (or, under `auto`, `triggered_tags`) in `format`, and
+/// the text of the list around them (`[TOOL_CALLS][` and `]` for Mistral, else nothing).
+fn calls_of(format: &Value) -> (&Value, &str, &str) {
+    let list = match format["type"].as_str() {
+        Some("tag") => Some(format),
+        Some("triggered_tags")
+            if format["tags"][0]["content"]["type"] == json!("tags_with_separator") =>
+        {
+            Some(&format["tags"][0])
+        }
+        _ => None,
+    };
+    match list {
+        Some(list) => (
+            &list["content"],
+            list["begin"].as_str().unwrap(),
+            list["end"].as_str().unwrap(),
+        ),
+        None => (format, "", ""),
+    }
 }
 
 /// Checks every tag of `compiled`'s structural tag against its grammar and its reader.
@@ -30,17 +77,25 @@ fn check_tags(compiled: &CompiledTools, label: &str, seed: u64) {
     let tag = structural_tag(compiled).unwrap_or_else(|e| panic!("{label}: {e}"));
     assert_eq!(tag["type"], json!("structural_tag"), "{label}");
     let format = &tag["format"];
-    let expected = match compiled.choice {
-        ToolChoice::Auto => "triggered_tags",
-        _ => "tags_with_separator",
+    let listed = !compiled.syntax.open().is_empty();
+    let expected = match (&compiled.choice, listed) {
+        (ToolChoice::Auto, _) => "triggered_tags",
+        (_, true) => "tag",
+        (_, false) => "tags_with_separator",
     };
     assert_eq!(format["type"], json!(expected), "{label}");
+    let (calls, open, close) = calls_of(format);
     assert_eq!(
-        format["stop_after_first"],
+        (open, close),
+        (compiled.syntax.open(), compiled.syntax.close()),
+        "{label}"
+    );
+    assert_eq!(
+        calls["stop_after_first"],
         json!(!compiled.parallel),
         "{label}"
     );
-    let tags = format["tags"].as_array().unwrap();
+    let tags = calls["tags"].as_array().unwrap();
     let offered: Vec<_> = match &compiled.choice {
         ToolChoice::Named(name) => compiled
             .tools
@@ -51,13 +106,14 @@ fn check_tags(compiled: &CompiledTools, label: &str, seed: u64) {
     };
     assert_eq!(tags.len(), offered.len(), "{label}");
     let recognizer = Recognizer::new(compiled.grammar.as_ref().unwrap()).unwrap();
-    let mut calls = Vec::new();
+    let mut calls_written = Vec::new();
     for (tag, tool) in tags.iter().zip(&offered) {
-        let grammar = tag["content"]["grammar"].as_str().unwrap();
+        let grammar = arguments_grammar(tag);
         assert!(grammar.contains("root ::="), "{label}: {grammar}");
         let sampler = Sampler::new(&tool.arguments).unwrap();
         for arguments in sampler.samples(seed, 5, SampleOptions::default()) {
-            let text = call_text(tag, &arguments);
+            let call = call_text(tag, &arguments);
+            let text = format!("{open}{call}{close}");
             let recognition = recognizer.recognize(&text);
             assert!(
                 recognition.accepted,
@@ -70,14 +126,21 @@ fn check_tags(compiled: &CompiledTools, label: &str, seed: u64) {
             assert_eq!(read[0].name, tool.spec.name, "{label}: {text}");
             let expected: Value = serde_json::from_str(&arguments).unwrap();
             assert_eq!(read[0].arguments, expected, "{label}: {text}");
-            calls.push(text);
+            if compiled.syntax.has_id() {
+                assert_eq!(read[0].id.as_deref(), Some(ID), "{label}: {text}");
+            }
+            calls_written.push(call);
         }
     }
-    if compiled.parallel && calls.len() >= 2 && compiled.max_calls >= 2 {
-        let separator = format["separator"]
+    if compiled.parallel && calls_written.len() >= 2 && compiled.max_calls >= 2 {
+        let separator = calls["separator"]
             .as_str()
             .unwrap_or(compiled.syntax.separator());
-        let two = format!("{}{separator}{}", calls[0], calls[calls.len() - 1]);
+        let two = format!(
+            "{open}{}{separator}{}{close}",
+            calls_written[0],
+            calls_written[calls_written.len() - 1]
+        );
         assert!(recognizer.recognize(&two).accepted, "{label}: {two:?}");
     }
 }
@@ -97,7 +160,7 @@ fn every_tag_spells_calls_the_call_grammar_accepts() {
             .collect();
         let mut choices = vec![ToolChoice::Required, ToolChoice::Auto];
         choices.extend(names.into_iter().map(ToolChoice::Named));
-        for syntax in [Syntax::Json, Syntax::Hermes, Syntax::Llama3] {
+        for syntax in Syntax::ALL {
             for choice in &choices {
                 for parallel in [false, true] {
                     seed += 1;
@@ -123,15 +186,6 @@ fn what_a_structural_tag_cannot_say_is_refused() {
         let compiled = compile_tools(&input, &options).unwrap();
         structural_tag(&compiled).unwrap_err().to_string()
     };
-    let mistral = refused(ToolOptions {
-        syntax: Syntax::Mistral,
-        choice: Some(ToolChoice::Required),
-        ..ToolOptions::default()
-    });
-    assert!(
-        mistral.contains("mistral") && mistral.contains("--emit"),
-        "{mistral}"
-    );
     let none = refused(ToolOptions {
         choice: Some(ToolChoice::None),
         ..ToolOptions::default()
