@@ -23,7 +23,8 @@ pub struct EngineArgs {
     pub model: Option<PathBuf>,
     /// Generate on a remote engine instead of loading a model here:
     /// `llama-server+http://HOST:PORT` (llama.cpp's llama-server; scripts/llama-server
-    /// starts some). Repeat it for several engines of the same model: each generation
+    /// starts some) or `vllm+http://HOST:PORT` (vLLM's OpenAI-compatible server, run with
+    /// --enable-tokenizer-info-endpoint or given --chat-template). Repeat it for several engines of the same model: each generation
     /// goes to the least loaded, and to another when one is down. The prompt, grammar,
     /// validation and retries stay here; the model, its context and threads are the
     /// engines'. An output the token budget cuts off is closed out on its text.

@@ -89,7 +89,12 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, Failure> {
     let on_ready = move |address: std::net::SocketAddr, ready: &server::Ready| {
         let engines = match &ready.engines {
             Engines::Local(_) => format!("{parallel} parallel"),
-            Engines::Remote(pool) => format!("{} backends up, {} slots", pool.up(), pool.slots()),
+            Engines::Remote(pool) => format!(
+                "{} of {} backends up, {} slots",
+                pool.up(),
+                pool.engines(),
+                pool.slots()
+            ),
         };
         eprintln!(
             "gbnfc serve: listening on http://{address} (model {}, {engines})",

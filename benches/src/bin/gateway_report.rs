@@ -21,8 +21,13 @@
 //! is the direct block's, so the difference is the gateway's CPU per request, and one core
 //! fronts about 1,000 / that many requests per second.
 //!
-//! `cargo run --release -p gbnfc-benches --bin gateway_report [SEEDS]` (default 10 per
-//! schema)
+//! With `vllm` after SEEDS, the engine is vLLM instead (`scripts/vllm start`: its CPU
+//! build, the default model converted to float32), reached directly with its own
+//! `response_format` (its XGrammar backend's reading of the schema) and through the gateway
+//! with `--backend vllm+http://…`.
+//!
+//! `cargo run --release -p gbnfc-benches --bin gateway_report [SEEDS [llama-server|vllm]]`
+//! (default 10 per schema, llama-server)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::{IpAddr, Ipv4Addr, TcpListener};
@@ -61,13 +66,43 @@ const SCHEMAS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The llama-server child, killed when dropped.
-struct LlamaServer(Child);
+/// The engine behind both paths.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EngineKind {
+    LlamaServer,
+    Vllm,
+}
 
-impl Drop for LlamaServer {
+impl EngineKind {
+    /// The engine's own path, as the tables name it.
+    fn own_path(self) -> &'static str {
+        match self {
+            EngineKind::LlamaServer => "llama-server `json_schema`",
+            EngineKind::Vllm => "vLLM `json_schema`",
+        }
+    }
+}
+
+/// The running engine, stopped when dropped: a llama-server child, or the vLLM server
+/// that `scripts/vllm start` left running.
+struct RunningEngine {
+    child: Option<Child>,
+    root: PathBuf,
+}
+
+impl Drop for RunningEngine {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        match self.child.as_mut() {
+            Some(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            None => {
+                let _ = Command::new(self.root.join("scripts/vllm"))
+                    .arg("stop")
+                    .status();
+            }
+        }
     }
 }
 
@@ -86,11 +121,27 @@ fn main() {
     let seeds: u64 = std::env::args()
         .nth(1)
         .map_or(10, |n| n.parse().expect("SEEDS"));
+    let kind = match std::env::args().nth(2).as_deref() {
+        None | Some("llama-server") => EngineKind::LlamaServer,
+        Some("vllm") => EngineKind::Vllm,
+        Some(other) => panic!("unknown engine {other}: llama-server or vllm"),
+    };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let port = free_port();
-    let _engine = start_llama_server(&root, port);
+    let _engine = match kind {
+        EngineKind::LlamaServer => start_llama_server(&root, port),
+        EngineKind::Vllm => start_vllm(&root, port),
+    };
     let direct = format!("http://127.0.0.1:{port}");
-    let gateway = start_gateway(&direct);
+    let scheme = match kind {
+        EngineKind::LlamaServer => "llama-server",
+        EngineKind::Vllm => "vllm",
+    };
+    let gateway = start_gateway(&format!("{scheme}+{direct}"));
+    let engine_name = match kind {
+        EngineKind::LlamaServer => "llama-server",
+        EngineKind::Vllm => "vLLM",
+    };
     let client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(600))
         .build()
@@ -122,7 +173,7 @@ fn main() {
     println!("| one-token request ({LATENCY_PAIRS} each, alternating) | p50 (ms) | p95 (ms) |");
     println!("|---|---|---|");
     println!(
-        "| llama-server directly | {direct_p50:.1} | {:.1} |",
+        "| {engine_name} directly | {direct_p50:.1} | {:.1} |",
         quantile(&on_direct, 0.95)
     );
     println!(
@@ -171,7 +222,7 @@ fn main() {
                 "seed": seed,
                 "max_tokens": MAX_TOKENS,
             });
-            // llama-server's sampling chain set to the gateway's: no top-k, no min-p.
+            // The engine's sampling chain set to the gateway's: no top-k, no min-p.
             let mut own_body = body.clone();
             own_body["top_k"] = json!(0);
             own_body["min_p"] = json!(0.0);
@@ -195,7 +246,7 @@ fn main() {
                 tally.valid += usize::from(valid);
             }
         }
-        for (path, tally) in [("llama-server `json_schema`", &own), ("gateway", &through)] {
+        for (path, tally) in [(kind.own_path(), &own), ("gateway", &through)] {
             let seconds: f64 = tally.seconds.iter().sum();
             let per_token = if tally.tokens > 0 {
                 format!("{:.1}", seconds * 1000.0 / tally.tokens as f64)
@@ -241,7 +292,7 @@ fn free_port() -> u16 {
 }
 
 /// Starts llama-server with the default model on `port` and waits for `/health`.
-fn start_llama_server(root: &Path, port: u16) -> LlamaServer {
+fn start_llama_server(root: &Path, port: u16) -> RunningEngine {
     let binary = root.join("target/llama-server/bin/llama-server");
     assert!(
         binary.is_file(),
@@ -257,7 +308,10 @@ fn start_llama_server(root: &Path, port: u16) -> LlamaServer {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = LlamaServer(child);
+    let server = RunningEngine {
+        child: Some(child),
+        root: root.to_path_buf(),
+    };
     let started = Instant::now();
     while reqwest::blocking::get(format!("http://127.0.0.1:{port}/health"))
         .map_or(true, |r| !r.status().is_success())
@@ -271,7 +325,23 @@ fn start_llama_server(root: &Path, port: u16) -> LlamaServer {
     server
 }
 
-/// Starts the gateway in this process in front of `engine`; returns its URL.
+/// Starts vLLM with the default model on `port` (`scripts/vllm start`, which waits for
+/// `/health`).
+fn start_vllm(root: &Path, port: u16) -> RunningEngine {
+    let status = Command::new(root.join("scripts/vllm"))
+        .args(["start", &port.to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/vllm start failed");
+    RunningEngine {
+        child: None,
+        root: root.to_path_buf(),
+    }
+}
+
+/// Starts the gateway in this process in front of `engine` (a backend URL); returns its
+/// URL.
 fn start_gateway(engine: &str) -> String {
     let options = ServeOptions {
         host: IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -288,7 +358,7 @@ fn start_gateway(engine: &str) -> String {
         retries: 2,
         retrieval: gbnfc_bridge::tool_retrieval::Retrieval::Auto,
         compact_tools: false,
-        backends: vec![format!("llama-server+{engine}").parse().unwrap()],
+        backends: vec![engine.parse().unwrap()],
     };
     gbnfc_benches::serve_in_process(options, Duration::from_secs(60))
 }

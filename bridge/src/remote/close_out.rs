@@ -13,7 +13,11 @@
 //! difference between a completion's bytes and its tokens; either way the text is a whole
 //! text of the grammar, so it is validated like any other output.
 
+use gbnfc_compiler::gbnf::CheckedGrammar;
+
 use crate::closeout::Closer;
+use crate::generate::{Finish, GenerateOptions, Stats};
+use crate::BridgeError;
 
 /// A text cut at the budget, closed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +75,124 @@ pub fn close_text(closer: &mut Closer, pieces: &[Vec<u8>], budget: usize) -> Opt
         }
     }
     None
+}
+
+/// How a remote engine said its generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// At an end of its own: the end-of-generation token, or a stop sequence.
+    Stopped,
+    /// At the token budget it was asked for.
+    AtBudget,
+    /// Otherwise (the context ran out): nothing to close within.
+    Cut,
+}
+
+/// Close-out of one remote generation under a grammar: made before the request, it says
+/// how many tokens to ask for; after, it closes a text that stopped at the budget.
+///
+/// A text passed on as it streams cannot be cut back: such a generation asks for its
+/// budget less a reserve ([`stream_reserve`]) and is closed within the reserve by
+/// appending alone. Otherwise the engine gets the whole budget and the text is cut back
+/// and closed ([`close_text`]) from its tokens' pieces.
+pub struct TextCloseOut {
+    closer: Option<Closer>,
+    budget: usize,
+    reserve: usize,
+    passed_on: bool,
+}
+
+impl TextCloseOut {
+    /// The close-out of a generation under `grammar` (none without one, or when
+    /// `options` turn close-out off), its text `passed_on` as it streams or not.
+    pub fn new(
+        grammar: Option<&CheckedGrammar>,
+        options: &GenerateOptions,
+        passed_on: bool,
+    ) -> TextCloseOut {
+        let closer = match grammar {
+            Some(grammar) if options.close_out => Closer::new(grammar),
+            _ => None,
+        };
+        let reserve = if passed_on && closer.is_some() {
+            stream_reserve(options.max_tokens)
+        } else {
+            0
+        };
+        TextCloseOut {
+            closer,
+            budget: options.max_tokens,
+            reserve,
+            passed_on,
+        }
+    }
+
+    /// Whether a text stopped at the budget can be closed (`--stats`' `close_out`).
+    pub fn available(&self) -> bool {
+        self.closer.is_some()
+    }
+
+    /// How many tokens to ask the engine for.
+    pub fn tokens_to_ask(&self) -> usize {
+        self.budget - self.reserve
+    }
+
+    /// The text as returned and how it finished: when the engine stopped at the budget,
+    /// closed (its pieces read by `pieces`, `None` when the engine cannot tell them; the
+    /// completion's tokens counted by `count`, into `stats`), else as it is — complete
+    /// when the engine stopped of itself, [`Finish::Truncated`] otherwise.
+    ///
+    /// # Errors
+    /// What `pieces` or `count` return.
+    pub fn finish(
+        &mut self,
+        text: String,
+        ending: Ending,
+        stats: &mut Stats,
+        pieces: impl FnOnce(&str) -> Result<Option<Vec<Vec<u8>>>, BridgeError>,
+        count: impl FnOnce(&str) -> Result<usize, BridgeError>,
+    ) -> Result<(String, Finish), BridgeError> {
+        stats.close_out = self.available();
+        let closed = match self.closer.as_mut() {
+            Some(closer) if ending == Ending::AtBudget && self.passed_on => {
+                append_close(closer, &text, self.reserve).map(|completion| ClosedText {
+                    text: format!("{text}{completion}"),
+                    kept_tokens: stats.generated_tokens,
+                    completion,
+                })
+            }
+            Some(closer) if ending == Ending::AtBudget => {
+                pieces(&text)?.and_then(|pieces| close_text(closer, &pieces, self.budget))
+            }
+            _ => None,
+        };
+        Ok(match closed {
+            Some(closed) => {
+                stats.closed_out_tokens = count(&closed.completion)?;
+                stats.generated_tokens = closed.kept_tokens + stats.closed_out_tokens;
+                (closed.text, Finish::Stop)
+            }
+            None if ending == Ending::Stopped => (text, Finish::Stop),
+            None => (text, Finish::Truncated),
+        })
+    }
+}
+
+/// The tokens a streamed generation under a grammar keeps back from its budget for
+/// close-out: a quarter, at most 64 (the completions of the example schemas at their
+/// budgets take 1 to 13 bytes).
+pub fn stream_reserve(budget: usize) -> usize {
+    (budget / 4).min(64)
+}
+
+/// The shortest completion of `text`, if it takes at most `reserve` bytes (so at most
+/// `reserve` tokens).
+fn append_close(closer: &mut Closer, text: &str, reserve: usize) -> Option<String> {
+    closer.truncate(0);
+    if !closer.push_str(text) {
+        return None;
+    }
+    closer.completion(reserve).filter(|c| c.len() <= reserve)
 }
 
 #[cfg(test)]

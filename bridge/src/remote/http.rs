@@ -68,6 +68,37 @@ impl Http {
         self.json(path, response)
     }
 
+    /// Whether `GET path` answers with a 2xx status within `timeout`, whatever its body.
+    pub fn answers(&self, path: &str, timeout: Duration) -> bool {
+        self.client
+            .get(format!("{}{path}", self.url.base))
+            .timeout(timeout)
+            .send()
+            .is_ok_and(|r| r.status().is_success())
+    }
+
+    /// `GET path`'s body as text, within `timeout`.
+    ///
+    /// # Errors
+    /// As [`Http::post`], but any body is an answer.
+    pub fn get_text(&self, path: &str, timeout: Duration) -> Result<String, BridgeError> {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.url.base))
+            .timeout(timeout)
+            .send()
+            .map_err(|e| self.unreachable(path, &e))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .map_err(|e| down(&self.url, format!("{path}: the answer was cut: {e}")))?;
+        if status.is_success() {
+            Ok(text)
+        } else {
+            Err(self.status_error(path, status, &text))
+        }
+    }
+
     /// `POST path` with `body`, answered by JSON before `deadline` (else the default
     /// request timeout).
     ///
@@ -163,7 +194,10 @@ impl Http {
         serde_json::from_str(&text).map_err(|_| {
             refused(
                 &self.url,
-                format!("{path}: the answer is not JSON: is it llama.cpp's llama-server?"),
+                format!(
+                    "{path}: the answer is not JSON: is it {}?",
+                    self.url.kind.describe()
+                ),
             )
         })
     }
@@ -174,7 +208,7 @@ impl Http {
             return refused(&self.url, format!("{path}: no answer in time: {e}"));
         }
         let what = if e.is_connect() {
-            "cannot connect (is the server running? scripts/llama-server starts one)"
+            "cannot connect (is the server running?)"
         } else {
             "the connection failed"
         };

@@ -13,7 +13,8 @@
 //!
 //! Streamed ([`Call::on_text`]), the text arrives as the server's events and cannot be
 //! cut back once passed on: a streamed generation under a grammar keeps a reserve of its
-//! budget back ([`stream_reserve`]) and is closed out within it by appending alone.
+//! budget back ([`super::close_out::stream_reserve`]) and is closed out within it by
+//! appending alone.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -21,35 +22,17 @@ use std::time::{Duration, Instant};
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use serde_json::{json, Value};
 
-use super::close_out::{close_text, ClosedText};
+use super::close_out::{Ending, TextCloseOut};
 use super::http::{refused, Http};
-use super::BackendUrl;
-use crate::chat::{self, Message};
+use super::{refuse_reasoning, BackendUrl, Call};
 use crate::chat_model::ChatModel;
-use crate::closeout::Closer;
 use crate::engine::EngineOptions;
-use crate::generate::{Finish, GenerateOptions, Generation, Generator, Stats, PENALTY_WINDOW};
-use crate::reasoning::{Reasoning, ReasoningMode};
+use crate::generate::{GenerateOptions, Generation, Stats, PENALTY_WINDOW};
+use crate::reasoning::Reasoning;
 use crate::BridgeError;
 
 /// How long reading the server's metadata may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// What a request adds to a generation besides its prompt, grammar and sampling.
-#[derive(Default)]
-pub struct Call<'a> {
-    /// Stop sequences: free text ends before the first one it contains.
-    pub stop: &'a [String],
-    /// When the request must be over.
-    pub deadline: Option<Instant>,
-    /// Receives the text as the server streams it; `false` ends the generation (the
-    /// client is gone), which is then [`BridgeError::Cancelled`].
-    pub on_text: Option<&'a mut dyn FnMut(&str) -> bool>,
-    /// Says when the caller no longer wants the result: the generation is then streamed
-    /// from the server (the caller sees it whole all the same) and dropped when this turns
-    /// true, which frees the server's slot.
-    pub cancelled: Option<&'a dyn Fn() -> bool>,
-}
 
 /// A `llama-server` and what gbnfc read of its model.
 #[derive(Debug)]
@@ -117,16 +100,7 @@ impl LlamaServer {
                 .filter(|t| !t.is_empty())
                 .map(str::to_string);
         }
-        if options.reasoning.mode != ReasoningMode::Off {
-            let probe = chat::render_prompt(&server, &[Message::user("Hello")]).unwrap_or_default();
-            if Reasoning::resolve(&options.reasoning, server.template.as_deref(), &probe)?.is_some()
-            {
-                return Err(BridgeError::Reasoning(format!(
-                    "the model behind {url} reasons, and reasoning does not run on remote \
-                     engines yet: pass --reasoning off"
-                )));
-            }
-        }
+        refuse_reasoning(&server, options, url)?;
         Ok(server)
     }
 
@@ -147,7 +121,7 @@ impl LlamaServer {
 
     /// Whether the server answers `GET /health` with 200 within `timeout`.
     pub fn healthy(&self, timeout: Duration) -> bool {
-        self.http.get("/health", timeout).is_ok()
+        self.http.answers("/health", timeout)
     }
 }
 
@@ -181,17 +155,6 @@ impl ChatModel for LlamaServer {
     }
 }
 
-impl Generator for LlamaServer {
-    fn generate(
-        &self,
-        prompt: &str,
-        grammar: Option<&CheckedGrammar>,
-        options: &GenerateOptions,
-    ) -> Result<Generation, BridgeError> {
-        self.complete(prompt, grammar, options, Call::default())
-    }
-}
-
 impl LlamaServer {
     /// Generates on the server: `prompt` under `grammar` and `options`, with what `call`
     /// adds (stop sequences, a deadline, the text as it streams).
@@ -213,21 +176,13 @@ impl LlamaServer {
             Some(bos) => prompt.strip_prefix(bos.as_str()).unwrap_or(prompt),
             None => prompt,
         };
-        let mut closer = match grammar {
-            Some(grammar) if options.close_out => Closer::new(grammar),
-            _ => None,
-        };
         // Text passed on as it comes cannot be cut back: its close-out appends only.
-        let passed_on = call.on_text.is_some();
-        let streamed = passed_on || call.cancelled.is_some();
-        let reserve = if passed_on && closer.is_some() {
-            stream_reserve(options.max_tokens)
-        } else {
-            0
-        };
+        let passed_on = call.passes_on();
+        let streamed = call.streams();
+        let mut close_out = TextCloseOut::new(grammar, options, passed_on);
         let mut body = json!({
             "prompt": prompt,
-            "n_predict": options.max_tokens - reserve,
+            "n_predict": close_out.tokens_to_ask(),
             "seed": options.seed,
             "temperature": options.temperature,
             "top_p": options.top_p,
@@ -244,12 +199,7 @@ impl LlamaServer {
             None => {}
         }
         let (text, answer) = if streamed {
-            let mut on_text = call.on_text;
-            let cancelled = call.cancelled;
-            self.stream(&body, call.deadline, &mut |piece: &str| {
-                !cancelled.is_some_and(|c| c())
-                    && (piece.is_empty() || on_text.as_mut().is_none_or(|f| f(piece)))
-            })?
+            self.stream(&body, call.deadline, &mut call.into_forward())?
         } else {
             let answer = self.http.post("/completion", &body, call.deadline)?;
             let text = answer["content"]
@@ -275,33 +225,25 @@ impl LlamaServer {
             grammar_engine: if grammar.is_some() { "llama" } else { "" },
             budget: options.max_tokens,
             repeat_penalty: options.repeat_penalty,
-            close_out: closer.is_some(),
             ..Stats::default()
         };
         // `truncated` means the context ran out, not the budget: nothing to close within.
-        let truncated = answer["truncated"] == json!(true);
-        let stopped = matches!(answer["stop_type"].as_str(), Some("eos" | "word")) && !truncated;
-        let at_budget = answer["stop_type"] == json!("limit") && !truncated;
-        let closed = match closer.as_mut() {
-            Some(closer) if at_budget && passed_on => {
-                append_close(closer, &text, reserve).map(|completion| ClosedText {
-                    text: format!("{text}{completion}"),
-                    kept_tokens: stats.generated_tokens,
-                    completion,
-                })
-            }
-            Some(closer) if at_budget => self.close_out(closer, &text, options.max_tokens)?,
-            _ => None,
+        let ending = match (
+            answer["stop_type"].as_str(),
+            answer["truncated"] == json!(true),
+        ) {
+            (_, true) => Ending::Cut,
+            (Some("eos" | "word"), _) => Ending::Stopped,
+            (Some("limit"), _) => Ending::AtBudget,
+            _ => Ending::Cut,
         };
-        let (text, finish) = match closed {
-            Some(closed) => {
-                stats.closed_out_tokens = self.count_tokens(&closed.completion)?;
-                stats.generated_tokens = closed.kept_tokens + stats.closed_out_tokens;
-                (closed.text, Finish::Stop)
-            }
-            None if stopped => (text, Finish::Stop),
-            None => (text, Finish::Truncated),
-        };
+        let (text, finish) = close_out.finish(
+            text,
+            ending,
+            &mut stats,
+            |text| self.pieces(text).map(Some),
+            |completion| self.count_tokens(completion),
+        )?;
         Ok(Generation {
             text,
             reasoning: None,
@@ -343,14 +285,8 @@ impl LlamaServer {
         }
     }
 
-    /// Closes out `text`, cut at `budget` tokens: its tokens (as the server's tokenizer
-    /// splits it) are read back, then [`close_text`] cuts and completes it.
-    fn close_out(
-        &self,
-        closer: &mut Closer,
-        text: &str,
-        budget: usize,
-    ) -> Result<Option<ClosedText>, BridgeError> {
+    /// The byte pieces of `text`'s tokens, as the server's tokenizer splits it.
+    fn pieces(&self, text: &str) -> Result<Vec<Vec<u8>>, BridgeError> {
         let answer = self.http.post(
             "/tokenize",
             &json!({"content": text, "add_special": false, "parse_special": false, "with_pieces": true}),
@@ -363,7 +299,7 @@ impl LlamaServer {
             )
         };
         let tokens = answer["tokens"].as_array().ok_or_else(malformed)?;
-        let pieces = tokens
+        tokens
             .iter()
             .map(|token| match &token["piece"] {
                 Value::String(piece) => Some(piece.as_bytes().to_vec()),
@@ -374,8 +310,7 @@ impl LlamaServer {
                 _ => None,
             })
             .collect::<Option<Vec<Vec<u8>>>>()
-            .ok_or_else(malformed)?;
-        Ok(close_text(closer, &pieces, budget))
+            .ok_or_else(malformed)
     }
 }
 
@@ -384,21 +319,4 @@ fn model_name(path: &str) -> String {
     Path::new(path)
         .file_stem()
         .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned())
-}
-
-/// The tokens a streamed generation under a grammar keeps back from its budget for
-/// close-out: a quarter, at most 64 (the completions of the example schemas at their
-/// budgets take 1 to 13 bytes).
-pub fn stream_reserve(budget: usize) -> usize {
-    (budget / 4).min(64)
-}
-
-/// The shortest completion of `text`, if it takes at most `reserve` bytes (so at most
-/// `reserve` tokens).
-fn append_close(closer: &mut Closer, text: &str, reserve: usize) -> Option<String> {
-    closer.truncate(0);
-    if !closer.push_str(text) {
-        return None;
-    }
-    closer.completion(reserve).filter(|c| c.len() <= reserve)
 }

@@ -22,8 +22,8 @@ use std::time::Duration;
 use gbnfc_compiler::gbnf::CheckedGrammar;
 use serde_json::{json, Value};
 
-use super::llama_server::{Call, LlamaServer};
 use super::BackendUrl;
+use super::{Call, RemoteEngine};
 use crate::chat_model::ChatModel;
 use crate::engine::EngineOptions;
 use crate::generate::{GenerateOptions, Generation, Generator};
@@ -47,7 +47,7 @@ const ATTEMPTS_ON_A_LIVE_ENGINE: u8 = 2;
 struct Member {
     url: BackendUrl,
     /// The engine as last connected (`None` until it first answers).
-    server: Mutex<Option<Arc<LlamaServer>>>,
+    server: Mutex<Option<Arc<RemoteEngine>>>,
     up: AtomicBool,
     in_flight: AtomicUsize,
     /// Why it is out, when it is.
@@ -55,7 +55,7 @@ struct Member {
 }
 
 impl Member {
-    fn server(&self) -> Option<Arc<LlamaServer>> {
+    fn server(&self) -> Option<Arc<RemoteEngine>> {
         self.server
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -68,14 +68,14 @@ impl Member {
     }
 
     /// Puts it in, reached as `server`.
-    fn bring_in(&self, server: LlamaServer) {
+    fn bring_in(&self, server: RemoteEngine) {
         *self.server.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(server));
         self.up.store(true, Ordering::SeqCst);
     }
 
     /// Connects (again) and checks that it serves `model`; puts it in when it does.
     fn connect(&self, options: &EngineOptions, model: &Model) {
-        match LlamaServer::connect(&self.url, options) {
+        match RemoteEngine::connect(&self.url, options) {
             Ok(server) => match model.differs(&server) {
                 None => self.bring_in(server),
                 Some(difference) => self.take_out(difference),
@@ -88,7 +88,7 @@ impl Member {
     }
 
     /// Its load: generations in flight per slot.
-    fn load(&self, server: &LlamaServer) -> f64 {
+    fn load(&self, server: &RemoteEngine) -> f64 {
         self.in_flight.load(Ordering::SeqCst) as f64 / server.slots().max(1) as f64
     }
 }
@@ -102,7 +102,7 @@ struct Model {
 }
 
 impl Model {
-    fn of(server: &LlamaServer) -> Model {
+    fn of(server: &RemoteEngine) -> Model {
         Model {
             name: server.name(),
             template: server.chat_template(),
@@ -111,7 +111,7 @@ impl Model {
     }
 
     /// How `server`'s model differs from this one, if it does.
-    fn differs(&self, server: &LlamaServer) -> Option<String> {
+    fn differs(&self, server: &RemoteEngine) -> Option<String> {
         let other = Model::of(server);
         if other.name != self.name {
             Some(format!(
@@ -155,7 +155,7 @@ impl Pool {
     ///
     /// # Errors
     /// [`BridgeError::NoBackend`] when none answers (with each one's reason); what
-    /// [`LlamaServer::connect`] refuses; [`BridgeError::Remote`] when an engine serves
+    /// [`RemoteEngine::connect`] refuses; [`BridgeError::Remote`] when an engine serves
     /// another model than the first.
     pub fn connect(urls: &[BackendUrl], options: &EngineOptions) -> Result<Pool, BridgeError> {
         let mut model = None;
@@ -170,7 +170,7 @@ impl Pool {
             })
             .collect();
         for member in &members {
-            match LlamaServer::connect(&member.url, options) {
+            match RemoteEngine::connect(&member.url, options) {
                 Ok(server) => {
                     let reference = model.get_or_insert_with(|| Model::of(&server));
                     if let Some(difference) = reference.differs(&server) {
@@ -193,6 +193,11 @@ impl Pool {
             }),
             None => Err(none_up(&members)),
         }
+    }
+
+    /// How many engines it has, in or out.
+    pub fn engines(&self) -> usize {
+        self.members.len()
     }
 
     /// How many engines are in.
@@ -261,7 +266,7 @@ impl Pool {
     /// engine is taken out and `work` goes to the next, until one answers or none is left.
     fn on_engine<T>(
         &self,
-        mut work: impl FnMut(&LlamaServer) -> Result<T, BridgeError>,
+        mut work: impl FnMut(&RemoteEngine) -> Result<T, BridgeError>,
         mut retry: impl FnMut() -> bool,
     ) -> Result<T, BridgeError> {
         let mut attempts = vec![0u8; self.members.len()];
@@ -300,7 +305,7 @@ impl Pool {
 
     /// The least loaded engine in that has runs left (fewer than
     /// [`ATTEMPTS_ON_A_LIVE_ENGINE`] `attempts`).
-    fn pick(&self, attempts: &[u8]) -> Option<(usize, Arc<LlamaServer>)> {
+    fn pick(&self, attempts: &[u8]) -> Option<(usize, Arc<RemoteEngine>)> {
         self.members
             .iter()
             .enumerate()
@@ -317,12 +322,12 @@ impl Pool {
         none_up(&self.members)
     }
 
-    /// Generates as [`LlamaServer::complete`] on the least loaded engine, moving to
+    /// Generates as [`RemoteEngine::complete`] on the least loaded engine, moving to
     /// another when it is down — a streamed generation only while it has passed on no
     /// text.
     ///
     /// # Errors
-    /// As [`LlamaServer::complete`]; [`BridgeError::NoBackend`] when no engine is left.
+    /// As [`RemoteEngine::complete`]; [`BridgeError::NoBackend`] when no engine is left.
     pub fn complete(
         &self,
         prompt: &str,

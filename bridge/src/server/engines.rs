@@ -16,7 +16,7 @@ use super::scheduler::{BlockingGenerator, CancelFlag, Job, Piece, Scheduler};
 use crate::chat_model::ChatModel;
 use crate::generate::{GenerateOptions, Generation, Generator, GrammarEngine};
 use crate::reasoning::Reasoning;
-use crate::remote::llama_server::Call;
+use crate::remote::Call;
 use crate::remote::Pool;
 use crate::BridgeError;
 
