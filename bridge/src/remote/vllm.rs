@@ -215,6 +215,7 @@ impl Vllm {
             }
         };
         let count = |key: &str| answer.usage[key].as_u64().unwrap_or(0) as usize;
+        // vLLM reports no timings: the request's wall time, prompt included.
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut stats = Stats {
             prompt_tokens: count("prompt_tokens"),
