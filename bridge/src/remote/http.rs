@@ -60,19 +60,13 @@ impl Http {
     /// # Errors
     /// As [`Http::post`].
     pub fn get(&self, path: &str, timeout: Duration) -> Result<Value, BridgeError> {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.url.base))
-            .timeout(timeout)
-            .send();
+        let response = self.get_request(path, timeout).send();
         self.json(path, response)
     }
 
     /// Whether `GET path` answers with a 2xx status within `timeout`, whatever its body.
     pub fn answers(&self, path: &str, timeout: Duration) -> bool {
-        self.client
-            .get(format!("{}{path}", self.url.base))
-            .timeout(timeout)
+        self.get_request(path, timeout)
             .send()
             .is_ok_and(|r| r.status().is_success())
     }
@@ -82,21 +76,15 @@ impl Http {
     /// # Errors
     /// As [`Http::post`], but any body is an answer.
     pub fn get_text(&self, path: &str, timeout: Duration) -> Result<String, BridgeError> {
-        let response = self
-            .client
+        let response = self.get_request(path, timeout).send();
+        self.text(path, response)
+    }
+
+    /// `GET path`, to be sent within `timeout`.
+    fn get_request(&self, path: &str, timeout: Duration) -> reqwest::blocking::RequestBuilder {
+        self.client
             .get(format!("{}{path}", self.url.base))
             .timeout(timeout)
-            .send()
-            .map_err(|e| self.unreachable(path, &e))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .map_err(|e| down(&self.url, format!("{path}: the answer was cut: {e}")))?;
-        if status.is_success() {
-            Ok(text)
-        } else {
-            Err(self.status_error(path, status, &text))
-        }
     }
 
     /// `POST path` with `body`, answered by JSON before `deadline` (else the default
@@ -176,21 +164,32 @@ impl Http {
             .json(body)
     }
 
-    /// The JSON body of a 2xx answer; anything else as an error, with the server's own
-    /// message when it gave one.
-    fn json(
+    /// The body of a 2xx answer; anything else as an error, with the server's own message
+    /// when it gave one.
+    fn text(
         &self,
         path: &str,
         response: reqwest::Result<reqwest::blocking::Response>,
-    ) -> Result<Value, BridgeError> {
+    ) -> Result<String, BridgeError> {
         let response = response.map_err(|e| self.unreachable(path, &e))?;
         let status = response.status();
         let text = response
             .text()
             .map_err(|e| down(&self.url, format!("{path}: the answer was cut: {e}")))?;
-        if !status.is_success() {
-            return Err(self.status_error(path, status, &text));
+        if status.is_success() {
+            Ok(text)
+        } else {
+            Err(self.status_error(path, status, &text))
         }
+    }
+
+    /// The JSON body of a 2xx answer; anything else as [`Http::text`] says.
+    fn json(
+        &self,
+        path: &str,
+        response: reqwest::Result<reqwest::blocking::Response>,
+    ) -> Result<Value, BridgeError> {
+        let text = self.text(path, response)?;
         serde_json::from_str(&text).map_err(|_| {
             refused(
                 &self.url,
