@@ -46,6 +46,8 @@ struct Totals {
     unsound: usize,
     unsound_enforced: usize,
     incomplete: usize,
+    /// Schemas with at least one keyword the grammar leaves to validation.
+    validation_only: usize,
     anchor_passed: Option<usize>,
 }
 
@@ -122,6 +124,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, Failure> {
                             group_results.insert(description.clone(), Value::String(verdict));
                         }
                         t.schemas += 1;
+                        t.validation_only += usize::from(result.validation_only);
                         if result.outcome == SchemaOutcome::Pass {
                             t.schemas_passed += 1;
                         }
@@ -140,6 +143,7 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, Failure> {
                     let schema = entry.get("schema").cloned().unwrap_or(Value::Bool(true));
                     let result = check_schema(&schema, &cases, &options);
                     t.schemas += 1;
+                    t.validation_only += usize::from(result.validation_only);
                     t.tests += cases.len();
                     let verdict = match &result.outcome {
                         SchemaOutcome::Pass => {
@@ -188,13 +192,18 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, Failure> {
             &serde_json::to_string_pretty(&Value::Object(all)).unwrap_or_default(),
         )?;
     }
+    let baseline = read_baseline(args.baseline.as_deref())?;
     if let Some(markdown) = &args.markdown {
-        write(markdown, &markdown_report(&totals))?;
+        write(markdown, &markdown_report(&totals, &baseline))?;
     }
     if let Some(path) = &args.write_baseline {
         let baseline: Map<String, Value> = totals
             .iter()
-            .map(|(split, t)| (split.clone(), json!({"passed": passed(t)})))
+            .map(|(split, t)| {
+                let counts =
+                    json!({"passed": passed(t), "validation_only_schemas": t.validation_only});
+                (split.clone(), counts)
+            })
             .collect();
         write(
             path,
@@ -214,25 +223,28 @@ pub fn run(args: &ConformanceArgs) -> Result<ExitCode, Failure> {
             failed = true;
         }
     }
-    if let Some(path) = &args.baseline {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::new(format!("cannot read baseline `{}`: {e}", path.display())))?;
-        let baseline: Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::new(format!("baseline `{}` is not JSON: {e}", path.display())))?;
-        for (split, t) in &totals {
-            if let Some(expected) = baseline
-                .get(split)
-                .and_then(|b| b.get("passed"))
-                .and_then(Value::as_u64)
-            {
-                if (passed(t) as u64) < expected {
-                    eprintln!(
-                        "error: {split}: {} passed, below the baseline of {expected}",
-                        passed(t)
-                    );
-                    failed = true;
-                }
-            }
+    for (split, t) in &totals {
+        let Some(recorded) = baseline.get(split) else {
+            continue;
+        };
+        if recorded.passed.is_some_and(|expected| passed(t) < expected) {
+            eprintln!(
+                "error: {split}: {} passed, below the baseline of {}",
+                passed(t),
+                recorded.passed.unwrap_or_default()
+            );
+            failed = true;
+        }
+        if recorded
+            .validation_only
+            .is_some_and(|expected| t.validation_only > expected)
+        {
+            eprintln!(
+                "error: {split}: {} schemas with a validation-only keyword, above the baseline of {}",
+                t.validation_only,
+                recorded.validation_only.unwrap_or_default()
+            );
+            failed = true;
         }
     }
     Ok(if failed {
@@ -259,33 +271,78 @@ fn total(t: &Totals) -> usize {
 }
 
 fn render(totals: &BTreeMap<String, Totals>) -> String {
-    let mut out = String::from("split            counted   passed      %  llguidance  compile-err  unsound (enforced)  incomplete\n");
+    let mut out = String::from("split            counted   passed      %  llguidance  compile-err  unsound (enforced)  incomplete  validation-only\n");
     for (split, t) in totals {
         let pct = 100.0 * passed(t) as f64 / total(t).max(1) as f64;
         let anchor = t.anchor_passed.map_or("-".to_string(), |a| a.to_string());
         out.push_str(&format!(
-            "{split:<16} {:>7}   {:>6} {pct:>6.1}  {anchor:>10}  {:>11}  {:>7} ({:>7})  {:>10}\n",
+            "{split:<16} {:>7}   {:>6} {pct:>6.1}  {anchor:>10}  {:>11}  {:>7} ({:>7})  {:>10}  {:>15}\n",
             format!("{} {}", total(t), if t.kind == "tests" { "t" } else { "s" }),
             passed(t),
             t.compile_errors,
             t.unsound,
             t.unsound_enforced,
-            t.incomplete
+            t.incomplete,
+            t.validation_only
         ));
     }
     out
 }
 
-fn markdown_report(totals: &BTreeMap<String, Totals>) -> String {
+/// One split's counts in a baseline file.
+#[derive(Default)]
+struct Recorded {
+    passed: Option<usize>,
+    validation_only: Option<usize>,
+}
+
+/// The counts a baseline file records, by split (none without a file).
+fn read_baseline(path: Option<&Path>) -> Result<BTreeMap<String, Recorded>, Failure> {
+    let Some(path) = path else {
+        return Ok(BTreeMap::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::new(format!("cannot read baseline `{}`: {e}", path.display())))?;
+    let baseline: Map<String, Value> = serde_json::from_str(&text).map_err(|e| {
+        Failure::new(format!(
+            "baseline `{}` is not a JSON object of splits: {e}",
+            path.display()
+        ))
+    })?;
+    let count = |counts: &Value, key: &str| {
+        counts
+            .get(key)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    Ok(baseline
+        .iter()
+        .map(|(split, counts)| {
+            let recorded = Recorded {
+                passed: count(counts, "passed"),
+                validation_only: count(counts, "validation_only_schemas"),
+            };
+            (split.clone(), recorded)
+        })
+        .collect())
+}
+
+fn markdown_report(
+    totals: &BTreeMap<String, Totals>,
+    baseline: &BTreeMap<String, Recorded>,
+) -> String {
     let mut out = String::from(
         "# Conformance\n\nProduced by `scripts/conformance` (`gbnfc conformance`). For every schema of the\n\
          shared corpora: compile; for every test instance, its canonical text must be accepted\n\
          by the grammar exactly when the instance is valid. The test suite counts test\n\
          instances; MaskBench splits count schemas (a schema passes when all its instances\n\
          agree). *Unsound* counts accepted invalid instances (test suite) or schemas (MaskBench);\n\
-         *enforced* is the part with no validation-only keyword, which must stay 0.\n\n\
-         | split | counted | gbnfc passed | % | llguidance passed | % | compile errors | unsound (enforced) | incomplete |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+         *enforced* is the part with no validation-only keyword, which must stay 0.\n\
+         *Validation-only schemas* counts the schemas (test-suite groups) with at least one\n\
+         keyword the grammar leaves to validation, beside the count in\n\
+         `conformance/baseline.json` when the run is given it.\n\n\
+         | split | counted | gbnfc passed | % | llguidance passed | % | compile errors | unsound (enforced) | incomplete | validation-only schemas (baseline) |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (split, t) in totals {
         let n = total(t).max(1) as f64;
@@ -293,8 +350,12 @@ fn markdown_report(totals: &BTreeMap<String, Totals>) -> String {
             Some(a) => (a.to_string(), format!("{:.1}", 100.0 * a as f64 / n)),
             None => ("-".to_string(), "-".to_string()),
         };
+        let recorded = baseline
+            .get(split)
+            .and_then(|r| r.validation_only)
+            .map_or("-".to_string(), |r| r.to_string());
         out.push_str(&format!(
-            "| {split} | {} {} | {} | {:.1} | {anchor} | {anchor_pct} | {} | {} ({}) | {} |\n",
+            "| {split} | {} {} | {} | {:.1} | {anchor} | {anchor_pct} | {} | {} ({}) | {} | {} ({recorded}) |\n",
             total(t),
             t.kind,
             passed(t),
@@ -302,7 +363,8 @@ fn markdown_report(totals: &BTreeMap<String, Totals>) -> String {
             t.compile_errors,
             t.unsound,
             t.unsound_enforced,
-            t.incomplete
+            t.incomplete,
+            t.validation_only
         ));
     }
     out

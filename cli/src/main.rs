@@ -228,10 +228,11 @@ enum Command {
         /// llguidance's recorded results, to compare with.
         #[arg(long, value_name = "DIR")]
         anchors: Option<std::path::PathBuf>,
-        /// Exit 1 if a split passes fewer than this baseline file records.
+        /// Exit 1 if a split passes fewer instances, or has more schemas with a
+        /// validation-only keyword, than this baseline file records.
         #[arg(long, value_name = "FILE")]
         baseline: Option<std::path::PathBuf>,
-        /// Write the pass counts as a new baseline file.
+        /// Write the pass and validation-only counts as a new baseline file.
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<std::path::PathBuf>,
     },

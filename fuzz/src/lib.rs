@@ -22,6 +22,42 @@ pub fn cut(text: &str) -> &str {
 /// their text, but jsonschema's own exact mode is not available), and a rounded number can
 /// cross a bound the exact one respects, so samples holding them are not validated.
 pub fn numbers_are_exact(text: &str) -> bool {
+    every_number(text, |number| {
+        let digits = number.chars().filter(char::is_ascii_digit).count();
+        !number.contains(['.', 'e', 'E']) && digits <= 15
+    })
+}
+
+/// `true` when every number in the JSON text (outside strings) has at most 15 significant
+/// digits and a decimal exponent within ±300. Two such numbers read as f64 keep their
+/// order and equality, and jsonschema takes a fractional `multipleOf` of their shortest
+/// decimal spelling, which is the number itself: when a sample's numbers and its schema's
+/// are all short, the oracle judges the sample exactly.
+pub fn numbers_are_short(text: &str) -> bool {
+    every_number(text, |number| {
+        let unsigned = number.trim_start_matches(['-', '+']);
+        let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+            Some((m, e)) => match e.parse::<i64>() {
+                Ok(e) => (m, e),
+                Err(_) => return false,
+            },
+            None => (unsigned, 0),
+        };
+        let whole = mantissa.split('.').next().unwrap_or("").len() as i64;
+        let digits: Vec<char> = mantissa.chars().filter(char::is_ascii_digit).collect();
+        let leading = digits.iter().take_while(|&&d| d == '0').count();
+        if leading == digits.len() {
+            return true; // zero
+        }
+        let trailing = digits.iter().rev().take_while(|&&d| d == '0').count();
+        let significant = digits.len() - leading - trailing;
+        let magnitude = whole - leading as i64 + exponent;
+        significant <= 15 && (-300..=300).contains(&magnitude)
+    })
+}
+
+/// Whether `test` holds for the text of every number in the JSON text (outside strings).
+fn every_number(text: &str, test: impl Fn(&str) -> bool) -> bool {
     let mut in_string = false;
     let mut escaped = false;
     let mut run = String::new();
@@ -40,8 +76,7 @@ pub fn numbers_are_exact(text: &str) -> bool {
             continue;
         }
         if !run.is_empty() {
-            let digits = run.chars().filter(char::is_ascii_digit).count();
-            if run.contains(['.', 'e', 'E']) || digits > 15 {
+            if !test(&run) {
                 return false;
             }
             run.clear();

@@ -130,7 +130,8 @@ pub fn string(
 
 /// The expression for numbers (or integers) valid under `number`, the number keywords
 /// of the schema at `at`: bounds exactly (any size, inclusive or exclusive), `multipleOf`
-/// exactly for integer steps.
+/// exactly for integral steps, and for decimal steps as far as
+/// [`numeric::decimal_multiple_of_in_range`] goes.
 ///
 /// # Errors
 /// Unsatisfiable bounds.
@@ -159,7 +160,9 @@ pub fn number(
         None => None,
         Some(m) => {
             let integral_step = numeric::value::is_integral(&m.value) == Some(true);
-            if integer || integral_step {
+            // Draft-04's canonical text writes an integral number as `2.0`.
+            let keep_point = e.integral_numbers_keep_a_point();
+            if integer || (integral_step && !keep_point) {
                 match numeric::integer_step(&m.value) {
                     Ok(k) => Some((k, &m.at)),
                     Err(err) => {
@@ -171,12 +174,24 @@ pub fn number(
                 // A step of 10^-d and no bounds: numbers with at most d fraction digits.
                 return Ok(e.add_rule(&format!("{}-step", e.hint(at)), decimal_places(digits)));
             } else {
-                e.validation_only_at(
-                    &m.at,
-                    "multipleOf",
-                    "a fractional step for numbers (with bounds, or other than 10^-d) is checked after generation",
-                )?;
-                None
+                let bounds = numeric::Bounds {
+                    minimum: value(minimum),
+                    exclusive_minimum: value(exclusive_minimum),
+                    maximum: value(maximum),
+                    exclusive_maximum: value(exclusive_maximum),
+                };
+                let prefix = e.fresh_prefix(&format!("{}-step", e.hint(at)));
+                match numeric::decimal_multiple_of_in_range(&m.value, bounds, keep_point, &prefix) {
+                    Ok(set) => {
+                        e.add_named_rules_exact(set.rules);
+                        return Ok(set.root);
+                    }
+                    Err(NumericError::Empty) => return Err(unsatisfiable(e)),
+                    Err(err) => {
+                        too_complex(e, &m.at, "multipleOf", err)?;
+                        None
+                    }
+                }
             }
         }
     };

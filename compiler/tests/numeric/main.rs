@@ -20,6 +20,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Number;
 
+mod decimal_multiples;
 mod integers;
 mod multiples;
 mod numbers;

@@ -285,6 +285,12 @@ impl<'d, 'r, 'o> Emitter<'d, 'r, 'o> {
         self.doc.openai_strict
     }
 
+    /// Draft-04 or older: a number written with a fraction is no integer, so canonical
+    /// text writes an integral number as `1.0` ([`super::canon::canonical_text`]).
+    pub fn integral_numbers_keep_a_point(&self) -> bool {
+        self.doc.draft4_or_older
+    }
+
     /// The compile error for a keyword value of the wrong shape, placed where the user
     /// wrote it.
     pub fn shape_error(&self, err: ShapeError) -> CompileError {

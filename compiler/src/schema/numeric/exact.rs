@@ -192,6 +192,14 @@ impl Dec {
         })
     }
 
+    /// `self × 10^scale`.
+    pub(super) fn times_ten_to(mut self, scale: i64) -> Dec {
+        if !self.is_zero() {
+            self.exp += scale;
+        }
+        self
+    }
+
     pub(super) fn ceil(&self) -> Result<Int> {
         Ok(self.negated().floor()?.negated())
     }

@@ -60,6 +60,19 @@ pub(super) fn int_bounds(
     maximum: Option<&Number>,
     exclusive_maximum: Option<&Number>,
 ) -> Result<(Option<Int>, Option<Int>)> {
+    scaled_int_bounds(minimum, exclusive_minimum, maximum, exclusive_maximum, 0)
+}
+
+/// The inclusive bounds on the integers `n` with `n × 10^-scale` within the four bounds
+/// (as [`effective_integer_bounds`], on the values times `10^scale`).
+pub(super) fn scaled_int_bounds(
+    minimum: Option<&Number>,
+    exclusive_minimum: Option<&Number>,
+    maximum: Option<&Number>,
+    exclusive_maximum: Option<&Number>,
+    scale: i64,
+) -> Result<(Option<Int>, Option<Int>)> {
+    let read = |n: &Number| Ok::<Dec, NumericError>(Dec::from_number(n)?.times_ten_to(scale));
     let mut lo: Option<Int> = None;
     let mut hi: Option<Int> = None;
     let mut raise = |candidate: Int| {
@@ -68,10 +81,10 @@ pub(super) fn int_bounds(
         }
     };
     if let Some(n) = minimum {
-        raise(Dec::from_number(n)?.ceil()?);
+        raise(read(n)?.ceil()?);
     }
     if let Some(n) = exclusive_minimum {
-        raise(Dec::from_number(n)?.floor()?.succ());
+        raise(read(n)?.floor()?.succ());
     }
     let mut lower = |candidate: Int| {
         if hi.as_ref().is_none_or(|h| candidate < *h) {
@@ -79,10 +92,10 @@ pub(super) fn int_bounds(
         }
     };
     if let Some(n) = maximum {
-        lower(Dec::from_number(n)?.floor()?);
+        lower(read(n)?.floor()?);
     }
     if let Some(n) = exclusive_maximum {
-        lower(Dec::from_number(n)?.ceil()?.pred());
+        lower(read(n)?.ceil()?.pred());
     }
     if let (Some(l), Some(h)) = (&lo, &hi) {
         if l > h {

@@ -61,7 +61,9 @@ pub enum NumericError {
 
 type Result<T> = std::result::Result<T, NumericError>;
 
+mod automaton;
 mod decimal;
+mod decimal_multiple;
 mod digits;
 mod exact;
 mod fraction;
@@ -69,9 +71,11 @@ mod integers;
 mod multiple;
 pub mod value;
 
+pub use automaton::RuleSet;
 pub use decimal::{decimal_range, number_range, Limit};
+pub use decimal_multiple::{decimal_multiple_of_in_range, Bounds};
 pub use integers::{effective_integer_bounds, integer_bounds, integer_range};
-pub use multiple::{integer_multiple_of, integer_multiple_of_in_range, integer_step, RuleSet};
+pub use multiple::{integer_multiple_of, integer_multiple_of_in_range, integer_step};
 
 #[cfg(test)]
 mod tests {

@@ -125,7 +125,7 @@ pub fn canonical_text(n: &Number, float_style: bool) -> String {
 /// `d` laid out the way `ryu` lays out a float's shortest digits: plain notation when the
 /// decimal point falls within 16 places of the first digit (or 5 before it), exponent
 /// notation otherwise; `integral_point` writes an integer as `1.0`.
-fn shortest_layout(d: &Dec, integral_point: bool) -> String {
+pub(super) fn shortest_layout(d: &Dec, integral_point: bool) -> String {
     let mut out = String::new();
     if d.neg {
         out.push('-');
