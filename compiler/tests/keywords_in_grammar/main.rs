@@ -14,6 +14,7 @@ use gbnfc_compiler::schema::{compile, KeywordStatus, Options};
 use serde_json::Value;
 
 mod multiple_of;
+mod property_counts;
 
 /// A schema compiled with every keyword in the grammar, beside the crate's validator.
 struct Enforced {

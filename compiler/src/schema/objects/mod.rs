@@ -26,8 +26,10 @@ use super::CompileError;
 use crate::gbnf::Expr;
 use crate::pattern::PatternTest;
 
+mod counts;
 mod keys;
 
+use counts::{counted_list, counts};
 use keys::{extra_key, quoted_key};
 pub use keys::{OR_STOP_PREFIX, OTHER_START_PREFIX};
 
@@ -301,11 +303,18 @@ pub fn object(
         _ => Some(e.add_rule(&format!("{hint}-member"), Expr::alt(arms))),
     };
 
-    counts(e, object, at, &members, extra.is_some())?;
-
     let comma = e.token(",");
     let open = e.token("{");
     let close = e.token("}");
+    if let Some(counts) = counts(e, object, at, &members, extra.is_some())? {
+        let Some(list) = counted_list(e, &members, extra.as_ref(), counts, &hint) else {
+            return Err(e.unsatisfiable(
+                at,
+                "no object of these properties has a count within `minProperties` and `maxProperties`",
+            ));
+        };
+        return Ok(e.add_rule(&hint, Expr::seq([open, list, close])));
+    }
     // Build from the end: T(n), S(n), then each k downwards.
     let (mut tail, mut start) = match &extra {
         Some(extra) => (
@@ -476,60 +485,6 @@ fn pattern_properties<'m>(
         for_required,
         for_properties,
     }))
-}
-
-/// `minProperties` / `maxProperties`: enforced when the structure already guarantees
-/// them; otherwise validation-only.
-fn counts(
-    e: &mut Emitter<'_, '_, '_>,
-    object: &ObjectSchema<'_>,
-    at: &Location,
-    members: &[Member],
-    extras: bool,
-) -> Result<(), CompileError> {
-    let required = members.iter().filter(|m| m.required).count() as u64;
-    let most = members.len() as u64;
-    if let Some(Written {
-        value: min,
-        at: min_at,
-    }) = &object.min_properties
-    {
-        let min = *min;
-        if !extras && min > most {
-            return Err(e.unsatisfiable(
-                at,
-                format!("`minProperties` {min} is more than the {most} properties allowed"),
-            ));
-        }
-        if min > required {
-            e.validation_only_at(
-                min_at,
-                "minProperties",
-                "the count of optional properties is checked after generation",
-            )?;
-        }
-    }
-    if let Some(Written {
-        value: max,
-        at: max_at,
-    }) = &object.max_properties
-    {
-        let max = *max;
-        if max < required {
-            return Err(e.unsatisfiable(
-                at,
-                format!("`maxProperties` {max} is fewer than the {required} required properties"),
-            ));
-        }
-        if extras || max < most {
-            e.validation_only_at(
-                max_at,
-                "maxProperties",
-                "the count of optional properties is checked after generation",
-            )?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

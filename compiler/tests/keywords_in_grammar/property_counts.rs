@@ -1,0 +1,109 @@
+//! `minProperties` / `maxProperties` over declared optional properties, beside extra keys
+//! (`additionalProperties`, `propertyNames`) or without them.
+
+use super::Enforced;
+use serde_json::json;
+
+/// Objects of `a`, `b`, `c`, `d` (integers) with each subset of the four present, and
+/// with one or two extra keys beside.
+fn objects() -> Vec<String> {
+    let mut out = Vec::new();
+    for mask in 0..16u32 {
+        let mut members: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(i, name)| format!("\"{name}\":{i}"))
+            .collect();
+        out.push(format!("{{{}}}", members.join(",")));
+        members.push("\"x\":true".to_string());
+        out.push(format!("{{{}}}", members.join(",")));
+        members.push("\"y\":null".to_string());
+        out.push(format!("{{{}}}", members.join(",")));
+    }
+    out
+}
+
+fn declared(extra: serde_json::Value) -> serde_json::Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"}, "b": {"type": "integer"},
+            "c": {"type": "integer"}, "d": {"type": "integer"}
+        },
+        "required": ["b"]
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        schema[key] = value.clone();
+    }
+    schema
+}
+
+#[test]
+fn counts_over_optional_properties_without_extra_keys() {
+    for counts in [
+        json!({"minProperties": 2}),
+        json!({"minProperties": 4}),
+        json!({"maxProperties": 2}),
+        json!({"maxProperties": 1}),
+        json!({"minProperties": 2, "maxProperties": 3}),
+        json!({"minProperties": 3, "maxProperties": 3}),
+    ] {
+        let mut extra = counts.clone();
+        extra["additionalProperties"] = json!(false);
+        let schema = Enforced::new(declared(extra));
+        let texts = objects();
+        schema.agrees_on_all(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+        schema.samples_validate(30);
+    }
+}
+
+#[test]
+fn counts_beside_extra_keys() {
+    for extra in [
+        json!({"minProperties": 1, "required": []}),
+        json!({"maxProperties": 2}),
+        json!({"maxProperties": 3, "additionalProperties": {"type": ["boolean", "null"]}}),
+        json!({"minProperties": 1, "maxProperties": 2, "required": []}),
+    ] {
+        let schema = Enforced::new(declared(extra));
+        let texts = objects();
+        schema.agrees_on_all(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+        schema.samples_validate(30);
+    }
+}
+
+#[test]
+fn counts_of_keys_that_only_property_names_constrain() {
+    let schema = Enforced::new(json!({
+        "type": "object",
+        "propertyNames": {"pattern": "^[a-z]$"},
+        "minProperties": 1,
+        "maxProperties": 3
+    }));
+    schema.agrees_on_all(&[
+        "{}",
+        r#"{"a":1}"#,
+        r#"{"a":1,"b":2,"c":3}"#,
+        r#"{"a":1,"b":2,"c":3,"d":4}"#,
+        r#"{"ab":1}"#,
+    ]);
+    schema.samples_validate(30);
+}
+
+#[test]
+fn a_minimum_above_one_beside_extra_keys_stays_with_validation() {
+    // Two extra members may repeat a key, and JSON keeps one of them.
+    let compiled = gbnfc_compiler::schema::compile(
+        &declared(json!({"minProperties": 3})),
+        &gbnfc_compiler::schema::Options::default(),
+    )
+    .unwrap();
+    let left: Vec<&str> = compiled
+        .diagnostics
+        .iter()
+        .filter(|d| d.status == gbnfc_compiler::schema::KeywordStatus::ValidationOnly)
+        .map(|d| d.keyword.as_str())
+        .collect();
+    assert_eq!(left, ["minProperties"]);
+}
