@@ -292,11 +292,34 @@ pub struct ObjectSchema<'s> {
     /// `maxProperties`.
     pub max_properties: Option<Written<u64>>,
     /// Which of `dependentRequired`, `dependentSchemas` and draft-07's `dependencies` are
-    /// written (the keyword and its place), in that order.
-    pub dependencies: Vec<Written<&'static str>>,
+    /// written (the keyword and its place), in that order, each with its entries as the
+    /// grammar can keep them.
+    pub dependencies: Vec<Written<Demands<'s>>>,
     /// Whether a dependency is a schema (`dependentSchemas`, or a schema in
     /// `dependencies`): one that evaluates properties when it applies.
     pub dependent_schemas: bool,
+}
+
+/// The entries of one dependency keyword, each a [`Dependency`]; `entries` is `None`
+/// when some entry asks more than names present or absent (a schema with other keywords).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Demands<'s> {
+    /// `dependentRequired`, `dependentSchemas` or `dependencies`.
+    pub keyword: &'static str,
+    /// Its entries, when every one is a [`Dependency`].
+    pub entries: Option<Vec<Dependency<'s>>>,
+}
+
+/// What one dependency entry demands when `key` is present: the names that must be
+/// present too, and those that must be absent (`{"not": {"required": [name]}}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dependency<'s> {
+    /// The property whose presence the entry is about.
+    pub key: &'s str,
+    /// Names that must be present beside it.
+    pub present: Vec<&'s str>,
+    /// Names that must be absent beside it.
+    pub absent: Vec<&'s str>,
 }
 
 impl ObjectSchema<'_> {

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::document::Location;
 use super::ir::{
-    ArraySchema, JsonType, Keyed, Literals, NumberSchema, ObjectSchema, PlainSchema, ShapeError,
-    StringSchema, Subschema, Types, Written,
+    ArraySchema, Demands, Dependency, JsonType, Keyed, Literals, NumberSchema, ObjectSchema,
+    PlainSchema, ShapeError, StringSchema, Subschema, Types, Written,
 };
 use super::keywords::{self, TYPES};
 use super::numeric;
@@ -206,8 +206,14 @@ pub fn object<'s>(
     };
     let dependencies = ["dependentRequired", "dependentSchemas", "dependencies"]
         .into_iter()
-        .filter(|key| map.contains_key(*key))
-        .map(|key| written(key, at, key))
+        .filter_map(|keyword| {
+            let entries = map.get(keyword)?;
+            let demands = Demands {
+                keyword,
+                entries: dependency_entries(entries),
+            };
+            Some(written(demands, at, keyword))
+        })
         .collect();
     let dependent_schemas = map.contains_key("dependentSchemas")
         || map
@@ -226,6 +232,53 @@ pub fn object<'s>(
         dependencies,
         dependent_schemas,
     })
+}
+
+/// A dependency keyword's entries as [`Dependency`]s: each an array of names, or a schema
+/// of `required` names and of `not: {"required": [one name]}` beside annotations. `None`
+/// when some entry is anything else.
+fn dependency_entries(entries: &Value) -> Option<Vec<Dependency<'_>>> {
+    const ANNOTATIONS: [&str; 5] = ["title", "description", "$comment", "examples", "default"];
+    fn names(value: &Value) -> Option<Vec<&str>> {
+        value.as_array()?.iter().map(Value::as_str).collect()
+    }
+    let mut out = Vec::new();
+    for (key, entry) in entries.as_object()? {
+        let mut dependency = Dependency {
+            key,
+            present: Vec::new(),
+            absent: Vec::new(),
+        };
+        match entry {
+            Value::Array(_) => dependency.present = names(entry)?,
+            Value::Object(schema) => {
+                for (keyword, value) in schema {
+                    match keyword.as_str() {
+                        "required" => dependency.present = names(value)?,
+                        "not" => {
+                            let not = value.as_object()?;
+                            let [name] = names(not.get("required")?)?[..] else {
+                                return None;
+                            };
+                            if not
+                                .keys()
+                                .any(|k| k != "required" && !ANNOTATIONS.contains(&k.as_str()))
+                            {
+                                return None;
+                            }
+                            dependency.absent.push(name);
+                        }
+                        annotation if ANNOTATIONS.contains(&annotation) => {}
+                        _ => return None,
+                    }
+                }
+            }
+            Value::Bool(true) => {}
+            _ => return None,
+        }
+        out.push(dependency);
+    }
+    Some(out)
 }
 
 /// The values `enum` and `const` allow, as written: `enum`'s, or those of them equal to
@@ -513,9 +566,17 @@ mod tests {
             (o.min_properties, o.max_properties),
             (w(1, "minProperties"), w(5, "maxProperties"))
         );
+        let demands = Demands {
+            keyword: "dependentRequired",
+            entries: Some(vec![Dependency {
+                key: "a",
+                present: vec!["b"],
+                absent: Vec::new(),
+            }]),
+        };
         assert_eq!(
             o.dependencies,
-            [written("dependentRequired", &at(), "dependentRequired")]
+            [written(demands, &at(), "dependentRequired")]
         );
         assert!(!o.dependent_schemas);
     }

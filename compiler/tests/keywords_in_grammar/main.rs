@@ -13,6 +13,7 @@ use gbnfc_compiler::schema::document::Document;
 use gbnfc_compiler::schema::{compile, KeywordStatus, Options};
 use serde_json::Value;
 
+mod dependencies;
 mod multiple_of;
 mod property_counts;
 

@@ -33,6 +33,10 @@ pub const MAX_STEP_PLACES: u32 = 18;
 /// The most multiples below `1e-5` (in magnitude, within bounds) written as literals.
 pub const MAX_TINY: u64 = 100;
 
+/// The most zeros canonical text writes between the point and the first digit of a
+/// number below 1 (`0.0000d`); smaller numbers are written with an exponent.
+const PLAIN_LEADING_ZEROS: u32 = 4;
+
 /// JSON Schema's four bounds on a number, any of them absent.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Bounds<'a> {
@@ -289,8 +293,10 @@ impl TextAutomaton for DecimalText {
                 })
             }
             // A zero that leaves no room for a nonzero digit after it is no use, unless
-            // it is the `0` of `0.0`.
-            Reading::LeadingZeros { neg, zeros } if symbol == b'0' => (zeros + 2 <= self.places
+            // it is the `0` of `0.0`; past four, the value is below 1e-5, which
+            // canonical text writes with an exponent (the literals of `tiny_multiples`).
+            Reading::LeadingZeros { neg, zeros } if symbol == b'0' => ((zeros + 2 <= self.places
+                && zeros < PLAIN_LEADING_ZEROS)
                 || (self.integral_point && zeros == 0 && !neg))
                 .then_some(Reading::LeadingZeros {
                     neg,

@@ -26,10 +26,13 @@ use super::CompileError;
 use crate::gbnf::Expr;
 use crate::pattern::PatternTest;
 
+mod chain;
 mod counts;
+mod dependencies;
 mod keys;
 
-use counts::{counted_list, counts};
+use counts::counts;
+use dependencies::links;
 use keys::{extra_key, quoted_key};
 pub use keys::{OR_STOP_PREFIX, OTHER_START_PREFIX};
 
@@ -41,6 +44,8 @@ static STRING: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
 
 struct Member {
+    /// The member's key.
+    name: String,
     /// The member's text: `"name":value`.
     expr: Expr,
     required: bool,
@@ -187,21 +192,14 @@ pub fn object(
             )?;
         }
     }
-    for dependency in &object.dependencies {
-        e.validation_only_at(
-            &dependency.at,
-            dependency.value,
-            "dependencies between properties are checked after generation",
-        )?;
-    }
-
     let unconstrained = properties.is_empty()
         && required.is_empty()
         && !additional.restricts()
         && extras_allowed
         && names_schema.is_none()
         && object.min_properties.is_none()
-        && object.max_properties.is_none();
+        && object.max_properties.is_none()
+        && object.dependencies.is_empty();
     if unconstrained {
         return Ok(e.shared_rule("object"));
     }
@@ -227,6 +225,7 @@ pub fn object(
             Err(err) => return Err(err),
         };
         members.push(Member {
+            name: name.to_string(),
             expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
             required: is_required,
         });
@@ -250,6 +249,7 @@ pub fn object(
             None => e.subschema(&additional)?,
         };
         members.push(Member {
+            name: name.to_string(),
             expr: Expr::seq([Expr::literal(quoted_key(name)), colon.clone(), value]),
             required: true,
         });
@@ -306,14 +306,31 @@ pub fn object(
     let comma = e.token(",");
     let open = e.token("{");
     let close = e.token("}");
-    if let Some(counts) = counts(e, object, at, &members, extra.is_some())? {
-        let Some(list) = counted_list(e, &members, extra.as_ref(), counts, &hint) else {
-            return Err(e.unsatisfiable(
-                at,
-                "no object of these properties has a count within `minProperties` and `maxProperties`",
-            ));
-        };
-        return Ok(e.add_rule(&hint, Expr::seq([open, list, close])));
+    let (counts, mut kept) = counts(e, object, at, &members, extra.is_some())?;
+    let (links, linked) = links(e, object, &members, extra.is_some())?;
+    kept.extend(linked);
+    if !kept.is_empty() {
+        let demands = chain::Demands { counts, links };
+        match chain::explore(&members, &demands) {
+            Ok(plan) => {
+                let Some(list) = plan.write(e, &members, extra.as_ref(), &demands, &hint) else {
+                    return Err(e.unsatisfiable(
+                        at,
+                        "no object of these properties keeps the property counts and dependencies",
+                    ));
+                };
+                return Ok(e.add_rule(&hint, Expr::seq([open, list, close])));
+            }
+            Err(nodes) => {
+                let reason = format!(
+                    "keeping the count and the dependencies of these properties takes more than {} rules ({nodes} so far); checked after generation",
+                    chain::MAX_NODES
+                );
+                for (keyword, place) in kept {
+                    e.validation_only_at(&place, keyword, reason.clone())?;
+                }
+            }
+        }
     }
     // Build from the end: T(n), S(n), then each k downwards.
     let (mut tail, mut start) = match &extra {
