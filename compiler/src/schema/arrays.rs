@@ -6,6 +6,7 @@ use super::document::Location;
 use super::emit::Emitter;
 use super::ir::{count, ArraySchema, Subschema};
 use super::keywords::TRUE;
+use super::unique;
 use super::CompileError;
 use crate::gbnf::flat::{MAX_EXPR_DEPTH, MAX_REPEAT, MAX_SYMBOLS};
 use crate::gbnf::Expr;
@@ -57,15 +58,39 @@ pub fn array(
         });
     }
     let (min, max) = (array.min_items(), count(&array.max_items));
+    if let Some(contains) = &array.contains {
+        e.validation_only_at(contains.place(), "contains", "checked after generation")?;
+    }
     if let Some(unique) = array
         .unique_items
         .as_ref()
         .filter(|_| max.is_none_or(|m| m > 1))
     {
-        e.validation_only_at(unique, "uniqueItems", "checked after generation")?;
-    }
-    if let Some(contains) = &array.contains {
-        e.validation_only_at(contains.place(), "contains", "checked after generation")?;
+        let keep_point = e.integral_numbers_keep_a_point();
+        match unique::finite_domain(&rest, keep_point).filter(|_| prefix.is_empty()) {
+            Some(domain) => {
+                let hint = e.hint(at);
+                let Some(list) = unique::distinct_lists(e, &domain, min, max, &hint) else {
+                    return Err(e.unsatisfiable(
+                        at,
+                        format!(
+                            "at least {min} distinct items are required but the items allow {} values",
+                            domain.len()
+                        ),
+                    ));
+                };
+                let (open, close) = (e.token("["), e.token("]"));
+                return Ok(e.add_rule(&hint, Expr::seq([open, list, close])));
+            }
+            None => e.validation_only_at(
+                unique,
+                "uniqueItems",
+                format!(
+                    "checked after generation (the grammar keeps it only for items of at most {} values, such as an `enum`, and no `prefixItems`)",
+                    unique::MAX_DOMAIN
+                ),
+            )?,
+        }
     }
     // Items past the prefix: an expression, or none allowed.
     let rest_expr = match e.subschema(&rest) {

@@ -33,6 +33,7 @@ pub mod numeric;
 mod objects;
 mod read;
 mod scalars;
+mod unique;
 
 use std::fmt;
 

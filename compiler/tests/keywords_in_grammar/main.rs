@@ -16,6 +16,7 @@ use serde_json::Value;
 mod dependencies;
 mod multiple_of;
 mod property_counts;
+mod unique_items;
 
 /// A schema compiled with every keyword in the grammar, beside the crate's validator.
 struct Enforced {

@@ -73,7 +73,7 @@ pub mod value;
 
 pub use automaton::RuleSet;
 pub use decimal::{decimal_range, number_range, Limit};
-pub use decimal_multiple::{decimal_multiple_of_in_range, Bounds};
+pub use decimal_multiple::{decimal_multiple_of_in_range, Bounds, MAX_STEP_PLACES, MAX_TINY};
 pub use integers::{effective_integer_bounds, integer_bounds, integer_range};
 pub use multiple::{integer_multiple_of, integer_multiple_of_in_range, integer_step};
 

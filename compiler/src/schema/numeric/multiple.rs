@@ -81,7 +81,7 @@ pub fn integer_multiple_of(k: u64, prefix: &str) -> Result<RuleSet> {
 ///
 /// # Errors
 /// As [`integer_multiple_of`] and [`integer_range`](super::integer_range), plus [`NumericError::TooComplex`]
-/// when the automaton needs more than [`MAX_RULES`] rules (enforce the constraint by
+/// when the automaton needs more than [`MAX_RULES`](super::MAX_RULES) rules (enforce the constraint by
 /// validation then), and [`NumericError::Empty`] when no multiple is in range.
 pub fn integer_multiple_of_in_range(
     k: u64,
