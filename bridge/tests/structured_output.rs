@@ -236,9 +236,11 @@ fn a_budget_too_small_is_an_error_never_a_result() {
 
 #[test]
 fn failed_validation_is_retried_with_the_errors_then_reported() {
-    // `uniqueItems` is enforced by validation only; this grammar can only make [1,1].
+    // `uniqueItems` over a range of integers is enforced by validation only; this grammar
+    // can only make [1,1].
     let schema = serde_json::json!({
-        "type": "array", "items": {"enum": [1]}, "minItems": 2, "maxItems": 2, "uniqueItems": true
+        "type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1},
+        "minItems": 2, "maxItems": 2, "uniqueItems": true
     });
     let prepared = Prepared::new(&OutputSpec::Schema(schema)).unwrap();
     assert_eq!(prepared.diagnostics.len(), 1, "{:?}", prepared.diagnostics);
