@@ -107,3 +107,27 @@ fn a_minimum_above_one_beside_extra_keys_stays_with_validation() {
         .collect();
     assert_eq!(left, ["minProperties"]);
 }
+
+#[test]
+fn a_count_the_chain_cannot_hold_stays_with_validation() {
+    // 80 optional properties counted up to 40: more than 2,000 nodes.
+    let properties: serde_json::Map<String, serde_json::Value> = (0..80)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let schema = json!({
+        "type": "object", "properties": properties,
+        "maxProperties": 40, "additionalProperties": false
+    });
+    let compiled =
+        gbnfc_compiler::schema::compile(&schema, &gbnfc_compiler::schema::Options::default())
+            .unwrap();
+    let left: Vec<(&str, &str)> = compiled
+        .diagnostics
+        .iter()
+        .filter(|d| d.status == gbnfc_compiler::schema::KeywordStatus::ValidationOnly)
+        .map(|d| (d.keyword.as_str(), d.message.as_str()))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, "maxProperties");
+    assert!(left[0].1.contains("2000 rules"), "{left:?}");
+}

@@ -11,9 +11,6 @@ use crate::schema::emit::Emitter;
 use crate::schema::ir::ObjectSchema;
 use crate::schema::CompileError;
 
-/// The most `T(k, c)` rules a counted chain may take.
-pub(super) const MAX_COUNTED_RULES: u64 = 2_000;
-
 /// Keywords the chain keeps, each with its place.
 pub(super) type Places = Vec<(&'static str, Location)>;
 
@@ -79,18 +76,6 @@ pub(super) fn counts(
         min: min.map_or(0, |min| min.value),
         max: max.map(|max| max.value),
     };
-    let cap = counts.cap();
-    if (most + 1).saturating_mul(cap + 1) > MAX_COUNTED_RULES {
-        let reason = format!(
-            "counting {most} properties up to {cap} would take more than {MAX_COUNTED_RULES} rules; checked after generation"
-        );
-        for (keyword, written) in [("minProperties", min), ("maxProperties", max)] {
-            if let Some(written) = written {
-                e.validation_only_at(&written.at, keyword, reason.clone())?;
-            }
-        }
-        return Ok((None, Vec::new()));
-    }
     let places = [("minProperties", min), ("maxProperties", max)]
         .into_iter()
         .filter_map(|(keyword, written)| Some((keyword, written?.at.clone())))
@@ -115,10 +100,5 @@ impl Counts {
             Some(_) => c + 1,
             None => (c + 1).min(self.min),
         }
-    }
-
-    /// The largest count tracked.
-    pub(super) fn cap(self) -> u64 {
-        self.max.unwrap_or(self.min)
     }
 }
