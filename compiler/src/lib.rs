@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+mod automaton;
 pub mod conformance;
 pub mod diagnostic;
 pub mod earley;

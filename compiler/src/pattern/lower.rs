@@ -11,9 +11,12 @@ use std::sync::LazyLock;
 /// One top-level branch: optionally anchored at either end, with anchor-free items.
 #[derive(Default, Clone)]
 pub(super) struct Branch<'h> {
-    start: bool,
-    end: bool,
-    items: Vec<&'h Hir>,
+    /// Anchored at the start (`^`).
+    pub(super) start: bool,
+    /// Anchored at the end (`$`).
+    pub(super) end: bool,
+    /// What it matches, in order, anchor-free.
+    pub(super) items: Vec<&'h Hir>,
 }
 
 /// Any run of characters at an unanchored end: a reference to the shared rule

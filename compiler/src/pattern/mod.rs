@@ -245,9 +245,11 @@ fn syntax_error(err: regex_syntax::Error) -> PatternError {
 }
 
 mod ecma;
+mod length;
 mod lower;
 
 use ecma::to_regex_syntax;
+pub use length::pattern_with_length;
 use lower::{any_star, guard_size, search_expr};
 pub use lower::{pattern_grammar, refers_to_any_char, ANY_CHAR_RULE};
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod dependencies;
 mod multiple_of;
+mod pattern_lengths;
 mod property_counts;
 mod unique_items;
 

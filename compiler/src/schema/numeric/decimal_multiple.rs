@@ -18,12 +18,13 @@
 //! that notation; values with a fraction from `1e16` up are accepted in plain notation
 //! only (`12345678901234567.5`, not `1.23456789012345675e16`).
 
-use super::automaton::{self, check_prefix, RuleSet, TextAutomaton};
+use super::automaton::{self, check_prefix, TextAutomaton};
 use super::exact::{Dec, Int};
 use super::integers::scaled_int_bounds;
 use super::multiple::{Machine, State};
 use super::value::shortest_layout;
 use super::{NumericError, Result, MAX_MULTIPLE};
+use crate::automaton::RuleSet;
 use crate::gbnf::Expr;
 use serde_json::Number;
 

@@ -71,7 +71,7 @@ mod integers;
 mod multiple;
 pub mod value;
 
-pub use automaton::RuleSet;
+pub use crate::automaton::RuleSet;
 pub use decimal::{decimal_range, number_range, Limit};
 pub use decimal_multiple::{decimal_multiple_of_in_range, Bounds, MAX_STEP_PLACES, MAX_TINY};
 pub use integers::{effective_integer_bounds, integer_bounds, integer_range};

@@ -1,9 +1,10 @@
 //! `multipleOf` for integers: the divisor a step imposes, and the canonical multiples
 //! (within bounds) as a minimized right-linear automaton, one rule per state.
 
-use super::automaton::{self, check_prefix, RuleSet, TextAutomaton};
+use super::automaton::{self, check_prefix, TextAutomaton};
 use super::exact::{Dec, Int};
 use super::{NumericError, Result, MAX_MULTIPLE};
+use crate::automaton::RuleSet;
 use serde_json::Number;
 use std::cmp::Ordering;
 
