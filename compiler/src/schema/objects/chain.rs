@@ -26,7 +26,7 @@ use crate::schema::emit::Emitter;
 pub const MAX_NODES: usize = 2_000;
 
 /// What the chain keeps.
-pub(super) struct Demands {
+pub(super) struct Kept {
     /// The count of members, when it must be kept.
     pub(super) counts: Option<Counts>,
     /// Members whose presence demands others present or absent.
@@ -58,12 +58,12 @@ pub(super) struct Plan {
 ///
 /// # Errors
 /// More than [`MAX_NODES`] nodes.
-pub(super) fn explore(members: &[Member], demands: &Demands) -> Result<Plan, usize> {
+pub(super) fn explore(members: &[Member], kept: &Kept) -> Result<Plan, usize> {
     let start = State {
         started: false,
         count: 0,
         must: 0,
-        must_not: demands.links.never,
+        must_not: kept.links.never,
     };
     let mut levels = vec![vec![start]];
     let mut moves = Vec::with_capacity(members.len());
@@ -81,10 +81,10 @@ pub(super) fn explore(members: &[Member], demands: &Demands) -> Result<Plan, usi
                     })
                 })
             };
-            let written = place(demands.written(k, state));
+            let written = place(kept.written(k, state));
             let left_out = place(
                 (!member.required)
-                    .then(|| demands.left_out(k, state))
+                    .then(|| kept.left_out(k, state))
                     .flatten(),
             );
             level_moves.push((written, left_out));
@@ -99,7 +99,7 @@ pub(super) fn explore(members: &[Member], demands: &Demands) -> Result<Plan, usi
     Ok(Plan { levels, moves })
 }
 
-impl Demands {
+impl Kept {
     /// The state after member `k` is written, if it may be.
     fn written(&self, k: usize, state: State) -> Option<State> {
         if state.must_not & bit(k) != 0 {
@@ -192,14 +192,14 @@ impl Plan {
         e: &mut Emitter<'_, '_, '_>,
         members: &[Member],
         extra: Option<&Expr>,
-        demands: &Demands,
+        kept: &Kept,
         hint: &str,
     ) -> Option<Expr> {
         let comma = e.token(",");
         let n = members.len();
         let closes: Vec<Option<Expr>> = self.levels[n]
             .iter()
-            .map(|&state| demands.close(state, extra, &comma))
+            .map(|&state| kept.close(state, extra, &comma))
             .collect();
         // viable[k][i]: a list can end from node (k, i).
         let mut viable: Vec<Vec<bool>> = vec![Vec::new(); n + 1];

@@ -310,10 +310,10 @@ pub fn object(
     let (links, linked) = links(e, object, &members, extra.is_some())?;
     kept.extend(linked);
     if !kept.is_empty() {
-        let demands = chain::Demands { counts, links };
-        match chain::explore(&members, &demands) {
+        let rules = chain::Kept { counts, links };
+        match chain::explore(&members, &rules) {
             Ok(plan) => {
-                let Some(list) = plan.write(e, &members, extra.as_ref(), &demands, &hint) else {
+                let Some(list) = plan.write(e, &members, extra.as_ref(), &rules, &hint) else {
                     return Err(e.unsatisfiable(
                         at,
                         "no object of these properties keeps the property counts and dependencies",
