@@ -31,6 +31,22 @@ fn lengths_left_to_validation(
     Ok(())
 }
 
+/// Reports a `format` written beside a `pattern` as enforced by validation only: the
+/// grammar keeps the pattern.
+fn format_beside_pattern(
+    e: &mut Emitter<'_, '_, '_>,
+    string: &StringSchema,
+) -> Result<(), CompileError> {
+    if let Some(format) = &string.format {
+        e.validation_only_at(
+            &format.at,
+            "format",
+            "a `format` beside a `pattern` is checked after generation",
+        )?;
+    }
+    Ok(())
+}
+
 /// The expression for strings valid under `string`, the string keywords of the schema
 /// at `at`.
 ///
@@ -61,13 +77,7 @@ pub fn string(
             let prefix = e.fresh_prefix(&format!("{}-pat", e.hint(at)));
             match crate::pattern::pattern_with_length(&pattern.value, min, max, &prefix) {
                 Ok(set) => {
-                    if let Some(format) = &string.format {
-                        e.validation_only_at(
-                            &format.at,
-                            "format",
-                            "a `format` beside a `pattern` is checked after generation",
-                        )?;
-                    }
+                    format_beside_pattern(e, string)?;
                     e.add_named_rules_exact(set.rules);
                     let hint = format!("{}-str", e.hint(at));
                     return Ok(e.add_rule(&hint, Expr::seq([quote.clone(), set.root, quote])));
@@ -90,13 +100,7 @@ pub fn string(
         match e.pattern_rule(&pattern.value, at) {
             Ok(contents) => {
                 lengths_left_to_validation(e, string, &why_lengths)?;
-                if let Some(format) = &string.format {
-                    e.validation_only_at(
-                        &format.at,
-                        "format",
-                        "a `format` beside a `pattern` is checked after generation",
-                    )?;
-                }
+                format_beside_pattern(e, string)?;
                 return Ok(Expr::seq([quote.clone(), contents, quote]));
             }
             Err(PatternError::Empty) => {

@@ -1,47 +1,11 @@
 //! `dependentRequired` and draft-07 `dependencies` (arrays, and schemas of `required` or
 //! `not: {"required": [name]}`) over declared properties, alone and beside counts.
 
-use super::Enforced;
-use serde_json::{json, Value};
+use super::{agrees_on_every_subset, four_properties};
+use serde_json::json;
 
-/// Objects of `a`, `b`, `c`, `d` (integers) with each subset of the four present, and
-/// with an extra key beside.
-fn objects() -> Vec<String> {
-    let mut out = Vec::new();
-    for mask in 0..16u32 {
-        let mut members: Vec<String> = ["a", "b", "c", "d"]
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| mask & (1 << i) != 0)
-            .map(|(i, name)| format!("\"{name}\":{i}"))
-            .collect();
-        out.push(format!("{{{}}}", members.join(",")));
-        members.push("\"x\":true".to_string());
-        out.push(format!("{{{}}}", members.join(",")));
-    }
-    out
-}
-
-fn over_four(extra: Value) -> Value {
-    let mut schema = json!({
-        "type": "object",
-        "properties": {
-            "a": {"type": "integer"}, "b": {"type": "integer"},
-            "c": {"type": "integer"}, "d": {"type": "integer"}
-        }
-    });
-    for (key, value) in extra.as_object().unwrap() {
-        schema[key] = value.clone();
-    }
-    schema
-}
-
-fn agrees_everywhere(schema: Value) {
-    let schema = Enforced::new(schema);
-    let texts = objects();
-    schema.agrees_on_all(&texts.iter().map(String::as_str).collect::<Vec<_>>());
-    schema.samples_validate(30);
-}
+/// The extra member the objects may carry.
+const EXTRA: &[&str] = &["\"x\":true"];
 
 #[test]
 fn required_together_both_ways_and_in_chains() {
@@ -54,7 +18,7 @@ fn required_together_both_ways_and_in_chains() {
         json!({"dependentRequired": {"c": ["a"]}, "required": ["c"]}),
         json!({"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"b": ["a", "d"]}}),
     ] {
-        agrees_everywhere(over_four(dependencies));
+        agrees_on_every_subset(four_properties(&dependencies), EXTRA);
     }
 }
 
@@ -66,7 +30,7 @@ fn schema_dependencies_of_required_and_excluded_names() {
         json!({"dependentSchemas": {"d": {"not": {"required": ["a"]}, "description": "not with a"}}}),
         json!({"dependentSchemas": {"b": {"required": ["c"]}}, "additionalProperties": false}),
     ] {
-        agrees_everywhere(over_four(dependencies));
+        agrees_on_every_subset(four_properties(&dependencies), EXTRA);
     }
 }
 
@@ -77,20 +41,23 @@ fn dependencies_beside_counts() {
         json!({"dependentRequired": {"c": ["d"]}, "minProperties": 1, "maxProperties": 3}),
         json!({"dependentRequired": {"b": ["a"]}, "minProperties": 3, "additionalProperties": false}),
     ] {
-        agrees_everywhere(over_four(extra));
+        agrees_on_every_subset(four_properties(&extra), EXTRA);
     }
 }
 
 #[test]
 fn names_no_property_declares() {
     // Without extra keys, `e` is never present: `a`, which needs it, is never written.
-    agrees_everywhere(over_four(json!({
-        "dependentRequired": {"a": ["e"], "e": ["b"]},
-        "additionalProperties": false
-    })));
+    agrees_on_every_subset(
+        four_properties(&json!({
+            "dependentRequired": {"a": ["e"], "e": ["b"]},
+            "additionalProperties": false
+        })),
+        EXTRA,
+    );
     // Beside extra keys, `e` may be one: validation keeps it.
     let compiled = gbnfc_compiler::schema::compile(
-        &over_four(json!({"dependentRequired": {"a": ["e"]}})),
+        &four_properties(&json!({"dependentRequired": {"a": ["e"]}})),
         &gbnfc_compiler::schema::Options::default(),
     )
     .unwrap();

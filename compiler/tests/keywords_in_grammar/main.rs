@@ -11,7 +11,7 @@ use gbnfc_compiler::sample::{SampleOptions, Sampler};
 use gbnfc_compiler::schema::canon::canonical_text;
 use gbnfc_compiler::schema::document::Document;
 use gbnfc_compiler::schema::{compile, KeywordStatus, Options};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 mod dependencies;
 mod multiple_of;
@@ -91,4 +91,48 @@ impl Enforced {
             );
         }
     }
+}
+
+/// An object schema of four integer properties `a` to `d`, with `keywords` beside.
+fn four_properties(keywords: &Value) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"}, "b": {"type": "integer"},
+            "c": {"type": "integer"}, "d": {"type": "integer"}
+        }
+    });
+    for (key, value) in keywords.as_object().unwrap() {
+        schema[key] = value.clone();
+    }
+    schema
+}
+
+/// Objects of `a` to `d` (integers) with each subset of the four present, each also with
+/// the first one, two, … of `extras` (members) after them.
+fn subsets_of_four(extras: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for mask in 0..16u32 {
+        let mut members: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(i, name)| format!("\"{name}\":{i}"))
+            .collect();
+        out.push(format!("{{{}}}", members.join(",")));
+        for extra in extras {
+            members.push((*extra).to_string());
+            out.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    out
+}
+
+/// `schema` enforced, agreeing with the crate on every object of [`subsets_of_four`] with
+/// `extras`, and its samples valid.
+fn agrees_on_every_subset(schema: Value, extras: &[&str]) {
+    let schema = Enforced::new(schema);
+    let texts = subsets_of_four(extras);
+    schema.agrees_on_all(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    schema.samples_validate(30);
 }
